@@ -1,0 +1,1 @@
+"""Prefect flows that schedule each generation, the gate, promotion and rollback."""
