@@ -12,9 +12,19 @@ def main() -> None:
 
 def _register() -> None:
     # Each module defines one click command or group named like the module; they are added here.
-    from services.cli import bench
+    from services.cli import bench, jobs, run, ui, worker
 
     main.add_command(bench.bench)
+    main.add_command(run.run)
+    main.add_command(worker.worker)
+    main.add_command(ui.ui)
+    main.add_command(jobs.selfplay)
+    main.add_command(jobs.train)
+    main.add_command(jobs.gate)
+    from services.cli import models, shards
+
+    main.add_command(shards.shards)
+    main.add_command(models.models)
 
 
 _register()

@@ -1,7 +1,67 @@
-"""`zeroforge bench`: speed benchmarks (filled in by the network/bench work)."""
+"""`zeroforge bench`: speed benchmarks.
+
+    zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--json]
+
+The logic lives in shared.network.bench; this module parses options and prints.
+"""
+from __future__ import annotations
+
+import json
+
 import click
 
 
 @click.group()
 def bench() -> None:
     """Speed benchmarks."""
+
+
+@bench.command("selfplay")
+@click.option("--game", "game_name", required=True, help="Game name, e.g. tictactoe, connect4, gomoku-15, othello.")
+@click.option("--games", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Games searched together (the batch B).")
+@click.option("--sims", type=click.IntRange(min=1), default=32, show_default=True, help="Simulations per move.")
+@click.option("--moves", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Moves played per game in the batched run.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--leaves-per-step", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Leaves selected per tree per network call (virtual loss).")
+@click.option("--sequential-moves", type=click.IntRange(min=1), default=None,
+              help="Moves of the one-game sequential run [default: min(moves, 16)].")
+@click.option("--blocks", type=click.IntRange(min=0), default=None, help="Override the default residual blocks.")
+@click.option("--channels", type=click.IntRange(min=1), default=None, help="Override the default channel width.")
+@click.option("--profile", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
+              help="Default network size profile (gpu: larger nets, e.g. 10x128 for gomoku-15).")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Torch threads on CPU (self-play workers use 1).")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="Network precision (auto: bf16 on CUDA, fp32 on CPU).")
+@click.option("--cuda-graphs", is_flag=True, help="Replay captured CUDA graphs (CUDA only).")
+@click.option("--compile", "compile_model", is_flag=True, help="torch.compile the network (slow start).")
+@click.option("--forward-seconds", type=click.FloatRange(min=0.0), default=1.5, show_default=True,
+              help="Minimum timed duration of the forward-pass measurement.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
+def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
+             sequential_moves: int | None, blocks: int | None, channels: int | None, profile: str,
+             threads: int, precision: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
+             seed: int, as_json: bool) -> None:
+    """Measure network throughput, batched self-play speed and the speedup over one-game-at-a-time search."""
+    from shared.network.bench import BenchSettings, format_report, run_benchmark, with_spec
+    from shared.games.base import GameError
+    from shared.network.spec import NetworkError, default_network_spec
+
+    try:
+        settings = BenchSettings(game=game_name, games=games, sims=sims, moves=moves, device=device,
+                                 spec=default_network_spec(game_name, profile), leaves_per_step=leaves_per_step,
+                                 sequential_moves=sequential_moves, seed=seed, torch_threads=threads,
+                                 forward_seconds=forward_seconds,
+                                 use_bf16=None if precision == "auto" else precision == "bf16",
+                                 cuda_graphs=cuda_graphs, compile_model=compile_model)
+        settings = with_spec(settings, blocks, channels)
+        result = run_benchmark(settings, log=lambda line: click.echo(line, err=True))
+    except (NetworkError, GameError) as exc:  # bad settings, unknown game name
+        raise click.UsageError(str(exc)) from None
+    click.echo(format_report(result))
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))

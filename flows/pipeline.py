@@ -1,0 +1,53 @@
+"""The `pipeline` flow: run generation after generation, resuming where a stopped pipeline left off.
+
+The generation to run next is read from the registry (one past the newest generation with a gate
+decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
+a candidate already registered and finished rq jobs are reused.  A pipeline with `generations` unset runs
+until stopped (Ctrl-C, or the stop file `<data>/games/<game>/STOP`, checked between generations).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+
+from flows.generation import generation_flow
+from shared.config import PipelineConfig
+from shared.layout import DataLayout
+from shared.registry import ModelRegistry
+
+DECIDED = ("promoted", "rejected")
+
+
+def next_generation(registry: ModelRegistry) -> int:
+    """1 + the newest generation whose candidate was promoted or rejected (1 for a new registry)."""
+    decided = [v.generation for v in registry.list() if v.generation >= 1 and v.status in DECIDED]
+    return max(decided, default=0) + 1
+
+
+def stop_file(data_dir: str, game: str) -> Path:
+    """Touch this file to stop a running pipeline after its current generation."""
+    return DataLayout(Path(data_dir), game).game_dir / "STOP"
+
+
+@flow(name="pipeline", flow_run_name="{game}-pipeline")
+def pipeline_flow(game: str, data_dir: str, redis_url: str, config: dict[str, Any],
+                  generations: int | None = None) -> list[dict[str, Any]]:
+    """Run `generations` generations (None: until stopped); returns each generation's summary."""
+    logger = get_run_logger()
+    cfg = PipelineConfig.model_validate(config)
+    registry = ModelRegistry(DataLayout(Path(data_dir), cfg.game.name).registry_dir)
+    summaries = []
+    stop = stop_file(data_dir, game)
+    stop.unlink(missing_ok=True)
+    while generations is None or len(summaries) < generations:
+        generation = next_generation(registry)
+        summary = generation_flow(game=game, generation=generation, data_dir=data_dir, redis_url=redis_url,
+                                  config=config)
+        summaries.append(summary)
+        if stop.exists():
+            logger.info("stop file %s found: stopping after generation %d", stop, generation)
+            stop.unlink(missing_ok=True)
+            break
+    return summaries

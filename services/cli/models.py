@@ -1,0 +1,148 @@
+"""`zeroforge models`: list, inspect, promote, reject and roll back registered model versions.
+
+The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
+else ./zeroforge-data; game from --game, else the only game in the data root.
+Errors print one line `error: ...` on stderr and exit with code 2.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+import click
+
+from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
+from shared.registry import ModelRegistry, ModelVersion, RegistryError
+from shared.shards.show import text_table
+
+
+def _fail(message: object) -> NoReturn:
+    """One-line error on stderr, exit code 2."""
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    raise click.exceptions.Exit(2)
+
+
+def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
+    """Add --game/--data-dir, pass `registry` instead, and turn RegistryError/LayoutError into one-line errors."""
+
+    @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
+    @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+                  help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+    @functools.wraps(command)
+    def wrapper(game_name: str | None, data_dir: Path | None, **kwargs: Any) -> None:
+        try:
+            root = data_dir or default_data_root()
+            game = resolve_game_name(root, game_name, must_exist=True)
+            command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), **kwargs)
+        except (RegistryError, LayoutError) as exc:
+            _fail(exc)
+
+    return wrapper
+
+
+def _gate_text(gate: dict[str, Any] | None) -> str:
+    """'0.612 [0.55, 0.67]' from a gate result with score/ci_low/ci_high, '' when there is none."""
+    if not gate or not isinstance(gate.get("score"), (int, float)):
+        return ""
+    text = f"{gate['score']:.3f}"
+    if isinstance(gate.get("ci_low"), (int, float)) and isinstance(gate.get("ci_high"), (int, float)):
+        text += f" [{gate['ci_low']:.3f}, {gate['ci_high']:.3f}]"
+    return text
+
+
+def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
+    return {**record.to_dict(), "best": record.version == best}
+
+
+@click.group()
+def models() -> None:
+    """The model registry: versions, the best model, promotions and rollbacks."""
+
+
+@models.command("ls")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+@_with_registry
+def ls_command(registry: ModelRegistry, as_json: bool) -> None:
+    """List model versions (the best one is marked with *)."""
+    records, best = registry.list(), registry.best_version()
+    if as_json:
+        click.echo(json.dumps([_version_json(r, best) for r in records], indent=2))
+        return
+    rows = [(("*" if r.version == best else " ") + r.version, r.status, r.generation, r.parent or "-",
+             _gate_text(r.gate) or "-", r.created[:19]) for r in records]
+    click.echo(text_table(["version", "status", "gen", "parent", "gate score [CI]", "created (UTC)"], rows))
+    click.echo(f"{len(records)} versions; best: {best or 'none yet'}")
+
+
+@models.command("show")
+@click.argument("version")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_with_registry
+def show_command(registry: ModelRegistry, version: str, as_json: bool) -> None:
+    """Show everything recorded about VERSION."""
+    data = _version_json(registry.get(version), registry.best_version())
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for key in sorted(data):
+        value = data[key]
+        click.echo(f"{key:<15} {json.dumps(value) if isinstance(value, (dict, list)) else value}")
+
+
+def _report_change(entry: dict[str, Any] | None, version: str, unchanged: str) -> None:
+    if entry is None:
+        click.echo(unchanged)
+        return
+    click.echo(f"{entry['event']}: {entry['version']} (previous best {entry['previous_best'] or 'none'}): {entry['reason']}")
+
+
+@models.command("promote")
+@click.argument("version")
+@click.option("--reason", default="manual promotion", show_default=True)
+@click.option("--force", is_flag=True, help="Allow promoting a rejected version.")
+@_with_registry
+def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
+    """Make VERSION the best model (the one self-play uses)."""
+    entry = registry.promote(version, reason, force=force)
+    _report_change(entry, version, f"{registry.get(version).version} already is the best model; nothing changed")
+
+
+@models.command("reject")
+@click.argument("version")
+@click.option("--reason", default="manual rejection", show_default=True)
+@click.option("--force", is_flag=True, help="Allow rejecting a formerly promoted version.")
+@_with_registry
+def reject_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
+    """Mark candidate VERSION rejected."""
+    entry = registry.reject(version, reason, force=force)
+    if entry is None:
+        click.echo(f"{registry.get(version).version} already is rejected; nothing changed")
+    else:
+        click.echo(f"reject: {entry['version']}: {entry['reason']}")
+
+
+@models.command("rollback")
+@click.argument("version")
+@click.option("--reason", default="manual rollback", show_default=True)
+@click.option("--force", is_flag=True, help="Allow a version that was never promoted.")
+@_with_registry
+def rollback_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
+    """Point the best model back at VERSION (a previously promoted one); the next generation plays with it."""
+    entry = registry.rollback(version, reason, force=force)
+    _report_change(entry, version, f"{registry.get(version).version} already is the best model; nothing changed")
+
+
+@models.command("history")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@_with_registry
+def history_command(registry: ModelRegistry, as_json: bool) -> None:
+    """Promotions, rejections and rollbacks, oldest first."""
+    entries = registry.history()
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    rows = [(e.get("time", "")[:19], e["event"] + (" (forced)" if e.get("forced") else ""), e["version"],
+             e.get("previous_best") or "-", e.get("reason", "")) for e in entries]
+    click.echo(text_table(["time (UTC)", "event", "version", "previous best", "reason"], rows))

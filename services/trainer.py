@@ -1,0 +1,150 @@
+"""Trainer service: read the replay window, train the best model further, register a candidate.
+
+`train_job` is the rq job and what `zeroforge train` runs by hand.  It is idempotent and resumable:
+- if a candidate for (generation, parent) is already registered, it returns that candidate;
+- it checkpoints model + optimiser + step every `train.checkpoint_every` steps (atomically), and a
+  restarted job for the same generation resumes from the checkpoint instead of starting over.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from services.worker import job_device
+from shared.config import PipelineConfig
+from shared.games import Game, make_game
+from shared.layout import DataLayout
+from shared.network import load_model, save_model
+from shared.registry import ModelRegistry
+from shared.shards import load_replay_window
+from shared.training import TrainSettings, make_optimizer, sample_batch, train_step
+
+log = logging.getLogger(__name__)
+
+
+class TrainingDataError(RuntimeError):
+    """The replay window holds no usable positions (no self-play yet, or every shard was damaged)."""
+
+
+def train_settings(cfg: PipelineConfig) -> TrainSettings:
+    """TrainSettings from the pipeline config's [train] section."""
+    t = cfg.train
+    return TrainSettings(
+        steps=t.steps_per_generation,
+        batch_size=t.batch_size,
+        learning_rate=t.learning_rate,
+        weight_decay=t.weight_decay,
+        optimizer=t.optimizer,
+        value_weight=t.value_weight,
+        augment=t.augment,
+    )
+
+
+def _checkpoint_path(layout: DataLayout, generation: int, parent: str) -> Path:
+    return layout.checkpoints_dir / f"gen-{generation:06d}-from-{parent}.ckpt"
+
+
+def _save_checkpoint(path: Path, model, optimizer, step: int, history: list[dict[str, float]]) -> None:
+    """Atomic checkpoint (temp file + fsync + os.replace): a killed trainer never leaves half a checkpoint."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "history": history}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _load_checkpoint(path: Path, model, optimizer) -> tuple[int, list[dict[str, float]]]:
+    """Restore model and optimiser from `path`; returns (step, loss history). Unreadable -> start over."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        return int(payload["step"]), list(payload["history"])
+    except Exception as exc:  # a damaged checkpoint costs progress, never the job
+        log.warning("ignoring unreadable checkpoint %s (%s); training from the parent model", path, exc)
+        return 0, []
+
+
+def _existing_candidate(registry: ModelRegistry, generation: int, parent: str):
+    for version in registry.list():
+        if version.generation == generation and version.parent == parent and version.version != parent:
+            return version
+    return None
+
+
+def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str):
+    model = loaded.model.to(device)
+    optimizer = make_optimizer(model, settings)
+    step, history = (_load_checkpoint(ckpt, model, optimizer) if ckpt.exists() else (0, []))
+    rng = np.random.default_rng([seed, step])
+    while step < settings.steps:
+        batch = sample_batch(game, window.states, window.pi, window.z, settings.batch_size, rng, settings.augment)
+        history.append(train_step(model, optimizer, batch, settings, step, device))
+        step += 1
+        if step % every == 0 or step == settings.steps:
+            _save_checkpoint(ckpt, model, optimizer, step, history)
+    return model.eval().to("cpu"), history
+
+
+def _mean(history: list[dict[str, float]], key: str, last: int) -> float:
+    tail = history[-last:] if history else []
+    return round(float(np.mean([h[key] for h in tail])), 5) if tail else float("nan")
+
+
+def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_version: str, seed: int) -> dict[str, Any]:
+    """Train `parent_version` on the replay window and register the result as a candidate of `generation`.
+
+    Returns {"version", "parent", "generation", "steps", "positions", "shards", "bad_shards", losses...}.
+    """
+    cfg = PipelineConfig.model_validate(config)
+    game = make_game(cfg.game.name)
+    layout = DataLayout(Path(data_dir), game.name)
+    registry = ModelRegistry(layout.registry_dir)
+    done = _existing_candidate(registry, generation, parent_version)
+    if done is not None:
+        return {"version": done.version, "parent": parent_version, "generation": generation, "reused": True, **done.training}
+    window = load_replay_window(layout.shards_dir, game, cfg.train.replay_window_positions,
+                                cfg.train.replay_window_generations)
+    if window.states.shape[0] == 0:
+        raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
+                                "run self-play for this generation first")
+    device = job_device()
+    parent = registry.get(parent_version)
+    loaded = load_model(parent.path, device="cpu", expected_game=game)
+    settings = train_settings(cfg)
+    ckpt = _checkpoint_path(layout, generation, parent_version)
+    start = time.perf_counter()
+    model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, seed, device)
+    training = {
+        "steps": settings.steps,
+        "batch_size": settings.batch_size,
+        "positions": int(window.states.shape[0]),
+        "shards": [Path(s).name for s in window.shard_names],
+        "bad_shards": [str(s) for s in window.bad_shards],
+        "loss": _mean(history, "loss", 50),
+        "policy_loss": _mean(history, "policy_loss", 50),
+        "value_loss": _mean(history, "value_loss", 50),
+        "first_loss": _mean(history[:50], "loss", 50),
+        "seconds": round(time.perf_counter() - start, 2),
+        "device": device,
+    }
+    out = layout.checkpoints_dir / f"gen-{generation:06d}-candidate.pt"
+    save_model(out, model, game, {"generation": generation, "parent": parent_version, "training": training})
+    version = registry.register(out, status="candidate", parent=parent_version, generation=generation, training=training)
+    out.unlink(missing_ok=True)
+    ckpt.unlink(missing_ok=True)
+    return {"version": version.version, "parent": parent_version, "generation": generation, "reused": False, **training}

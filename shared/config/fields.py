@@ -1,0 +1,76 @@
+"""Building blocks shared by every config section: the frozen base model and reusable field types.
+
+Every section is a frozen pydantic model that rejects unknown keys, so a typo in a TOML file, an
+environment variable or a `--set` flag fails at start instead of being silently ignored.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+
+#: Strings that mean "no value" for optional fields (useful in environment variables and `--set`,
+#: which cannot express TOML's absence of a key).
+NONE_STRINGS = frozenset({"none", "null", ""})
+
+_DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+_QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class Section(BaseModel):
+    """Base of every config section and service config: immutable, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+def _none_from_string(value: Any) -> Any:
+    """Map "none"/"null"/"" (any case, as given by env vars and --set) to None; pass anything else through."""
+    if isinstance(value, str) and value.strip().lower() in NONE_STRINGS:
+        return None
+    return value
+
+
+def _check_device(value: str) -> str:
+    value = value.strip().lower()
+    if not _DEVICE_PATTERN.match(value):
+        raise ValueError("device must be 'cpu', 'cuda' or 'cuda:N' (e.g. 'cuda:0')")
+    return value
+
+
+def _check_queue_name(value: str) -> str:
+    if not _QUEUE_PATTERN.match(value):
+        raise ValueError(
+            "queue name must be letters, digits, '_', '-' or '.', without spaces or commas"
+        )
+    return value
+
+
+def _check_redis_url(value: str | None) -> str | None:
+    if value is not None and not value.startswith(_REDIS_SCHEMES):
+        raise ValueError(
+            f"redis_url must start with one of {', '.join(_REDIS_SCHEMES)} "
+            "(e.g. redis://127.0.0.1:6379/0)"
+        )
+    return value
+
+
+def _expand_path(value: Path | None) -> Path | None:
+    return None if value is None else value.expanduser()
+
+
+#: "cpu", "cuda" or "cuda:N" (availability is checked by the process that uses it, not here).
+Device = Annotated[str, AfterValidator(_check_device)]
+#: An rq queue name.
+QueueName = Annotated[str, AfterValidator(_check_queue_name)]
+#: An optional Redis URL (redis://, rediss:// or unix://).
+RedisUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValidator(_check_redis_url)]
+#: An optional filesystem path; "~" is expanded.
+OptionalPath = Annotated[Path | None, BeforeValidator(_none_from_string), AfterValidator(_expand_path)]
+
+#: Optional numbers that also accept the strings "none"/"null"/"" as None (for env vars and --set).
+OptionalInt = Annotated[int | None, BeforeValidator(_none_from_string)]
+OptionalFloat = Annotated[float | None, BeforeValidator(_none_from_string)]
+OptionalStr = Annotated[str | None, BeforeValidator(_none_from_string)]

@@ -1,0 +1,224 @@
+"""The config sections ([game], [search], [selfplay], [train], [gate], [pipeline]).
+
+Field defaults here are game-independent fallbacks; `shared.config.defaults.game_defaults` supplies
+the per-game values that `load_config` layers underneath the TOML file, the environment and `--set`.
+Every field carries a description (it is rendered into infra/zeroforge.example.toml).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, QueueName, RedisUrl, Section
+
+class GameSection(Section):
+    """[game]: which game to play and the size of its network."""
+
+    name: str = Field(description='Game name, e.g. "tictactoe", "connect4", "gomoku-6x6-4", "othello".')
+    blocks: int = Field(default=4, ge=1, le=40, description="Residual blocks of the policy-value network.")
+    channels: int = Field(default=64, ge=8, le=512, description="Convolution channels per block.")
+
+    @field_validator("name")
+    @classmethod
+    def _known_game(cls, name: str) -> str:
+        """Check the name with shared.games.make_game (imported lazily: config must not need the game code)."""
+        name = name.strip()
+        try:
+            from shared.games import GameError, make_game
+        except ImportError:  # the games package is optional at config time; the name is checked when used
+            return name
+        try:
+            make_game(name)
+        except GameError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+
+class SearchSection(Section):
+    """[search]: PUCT tree search used by self-play (the gate uses its own simulation count)."""
+
+    simulations: int = Field(default=200, ge=1, le=100_000, description="MCTS simulations per move in self-play.")
+    c_puct: float = Field(default=1.5, gt=0, le=20, description="Exploration constant of the PUCT formula.")
+    fpu_reduction: float = Field(
+        default=0.25, ge=0, le=2,
+        description="First-play urgency: an unvisited child's Q is the parent's Q minus this value.",
+    )
+    dirichlet_alpha: float = Field(
+        default=0.3, gt=0, le=10,
+        description="Dirichlet noise concentration at the root; about 10 / typical number of legal moves.",
+    )
+    dirichlet_epsilon: float = Field(
+        default=0.25, ge=0, le=1, description="Weight of the Dirichlet noise mixed into the root prior (0 = none)."
+    )
+    leaves_per_step: int = Field(
+        default=1, ge=1, le=64, description="Leaves selected per tree per network call (with virtual loss)."
+    )
+    virtual_loss: float = Field(
+        default=1.0, ge=0, le=10, description="Virtual loss applied to a path while its leaf waits for evaluation."
+    )
+    reuse_tree: bool = Field(default=True, description="Keep the chosen child's subtree for the next move.")
+    temperature_moves: int = Field(
+        default=8, ge=0, le=1000, description="Plies played with temperature 1 (proportional to visits) per game."
+    )
+    temperature_final: float = Field(
+        default=0.0, ge=0, le=5, description="Temperature after temperature_moves plies (0 = most visited move)."
+    )
+
+
+class SelfPlaySection(Section):
+    """[selfplay]: how self-play work is cut into rq jobs and where it runs."""
+
+    games_per_job: int = Field(default=128, ge=1, le=100_000, description="Games one self-play job plays (batched).")
+    jobs_per_generation: int = Field(default=4, ge=1, le=10_000, description="Self-play jobs per generation.")
+    device: Device = Field(default="cpu", description='Torch device of self-play: "cpu", "cuda" or "cuda:N".')
+    torch_threads: int = Field(default=1, ge=1, le=256, description="torch.set_num_threads in a self-play job.")
+    max_moves: OptionalInt = Field(
+        default=None, ge=1, description='Safety cap on plies per game ("none" = the game\'s own length bound).'
+    )
+
+
+class TrainSection(Section):
+    """[train]: one training run per generation over a sliding replay window."""
+
+    batch_size: int = Field(default=256, ge=1, le=65_536, description="Positions per optimiser step.")
+    steps_per_generation: int = Field(default=1000, ge=1, description="Optimiser steps per generation.")
+    optimizer: Literal["adamw", "sgd"] = Field(
+        default="adamw", description='"adamw", or "sgd" (Nesterov momentum 0.9).'
+    )
+    learning_rate: float = Field(default=0.002, gt=0, le=10, description="Peak learning rate.")
+    lr_final_fraction: float = Field(
+        default=0.1, gt=0, le=1,
+        description="Cosine decay over a generation's steps down to learning_rate * this (1.0 = constant).",
+    )
+    weight_decay: float = Field(default=1e-4, ge=0, le=1, description="Weight decay (decoupled for adamw).")
+    value_weight: float = Field(
+        default=1.0, gt=0, le=100, description="Weight of the value loss next to the policy loss."
+    )
+    grad_clip: float = Field(default=5.0, gt=0, description="Clip the gradient's global norm to this value.")
+    augment: bool = Field(
+        default=True, description="Symmetry augmentation: a random board symmetry per sampled position."
+    )
+    replay_window_positions: int = Field(
+        default=500_000, ge=1, description="At most this many of the newest positions are trained on."
+    )
+    replay_window_generations: int = Field(
+        default=20, ge=1, description="Only shards of the newest this-many generations are trained on."
+    )
+    checkpoint_every: int = Field(default=500, ge=1, description="Write a resumable checkpoint every N steps.")
+    device: Device = Field(default="cpu", description='Torch device of training: "cpu", "cuda" or "cuda:N".')
+
+    @model_validator(mode="after")
+    def _window_holds_a_batch(self) -> TrainSection:
+        if self.replay_window_positions < self.batch_size:
+            raise ValueError(
+                f"replay_window_positions ({self.replay_window_positions}) must be >= batch_size ({self.batch_size})"
+            )
+        return self
+
+
+class GateSection(Section):
+    """[gate]: the candidate-vs-best match that decides promotion, plus an optional fixed anchor."""
+
+    games: int = Field(
+        default=400, ge=2, le=100_000,
+        description="Gate games; must be even: games/2 openings, each played twice with colours swapped.",
+    )
+    simulations: int = Field(default=100, ge=1, le=100_000, description="MCTS simulations per move in gate games.")
+    jobs: int = Field(default=4, ge=1, le=10_000, description="Number of rq jobs the gate match is split into.")
+    promote_rule: Literal["ci_low_above", "score_above"] = Field(
+        default="ci_low_above",
+        description='"ci_low_above": the 95% interval\'s lower end beats threshold; "score_above": the mean does.',
+    )
+    threshold: float = Field(default=0.5, gt=0, lt=1, description="Score threshold of the promotion rule.")
+    opening_seed: int = Field(
+        default=2024, ge=0, description="Seed of the fixed opening set (the same openings in every gate)."
+    )
+    early_stop: bool = Field(
+        default=True, description="Stop the gate once the remaining pairs cannot change the decision."
+    )
+    anchor: OptionalStr = Field(
+        default="pure-mcts:1000",
+        description='Fixed baseline each new best plays, as a player spec: "pure-mcts:N", "random", '
+        '"minimax" (tic-tac-toe), "shipped" or a model file; "none" = no anchor match.',
+    )
+    anchor_games: int = Field(default=40, ge=0, le=100_000, description="Games against the anchor (even; 0 = skip).")
+
+    @field_validator("games", "anchor_games")
+    @classmethod
+    def _even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("must be even (each opening is played twice with colours swapped)")
+        return value
+
+    @field_validator("anchor")
+    @classmethod
+    def _anchor_spec(cls, value: str | None) -> str | None:
+        """A fixed player spec (shared.player_spec, imported lazily); None disables the anchor match."""
+        if value is None:
+            return None
+        value = value.strip()
+        try:
+            from shared.player_spec import PlayerSpecError, parse_player_spec
+        except ImportError:  # player specs are optional at config time; the gatekeeper checks them when used
+            return value
+        try:
+            spec = parse_player_spec(value)
+        except PlayerSpecError as exc:
+            raise ValueError(str(exc)) from None
+        if spec.kind in ("best", "version"):
+            raise ValueError(
+                f"anchor {value!r} is not fixed (it changes as models train); "
+                "use pure-mcts:N, random, minimax, shipped or a model file"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _jobs_fit_openings(self) -> GateSection:
+        if self.jobs > self.openings:
+            raise ValueError(f"jobs ({self.jobs}) must be <= the number of openings games/2 ({self.openings})")
+        return self
+
+    @property
+    def openings(self) -> int:
+        """Number of openings (pairs of games): games / 2."""
+        return self.games // 2
+
+
+class PipelineSection(Section):
+    """[pipeline]: generations, storage, Redis/rq plumbing."""
+
+    generations: OptionalInt = Field(
+        default=None, ge=1, description='Generations to run ("none" = until stopped).'
+    )
+    data_dir: OptionalPath = Field(
+        default=None,
+        description="Root of shards, models, checkpoints and reports, shared by all workers "
+        '("none" = $ZEROFORGE_DATA_DIR, else ./zeroforge-data).',
+    )
+    redis_url: RedisUrl = Field(
+        default=None, description='Redis URL for rq ("none" = REDIS_URL, else a private local server).'
+    )
+    selfplay_queue: QueueName = Field(default="selfplay", description="rq queue of self-play jobs.")
+    train_queue: QueueName = Field(default="train", description="rq queue of training jobs.")
+    eval_queue: QueueName = Field(default="eval", description="rq queue of gate and anchor jobs.")
+    selfplay_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one self-play job (seconds).")
+    train_timeout_s: int = Field(default=7200, ge=10, description="rq job timeout of one training job (seconds).")
+    eval_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one gate/anchor job (seconds).")
+    wait_timeout_s: int = Field(
+        default=43_200, ge=10,
+        description="How long the flow waits for one stage's jobs (queueing included) before failing (seconds).",
+    )
+    result_ttl_s: int = Field(default=86_400, ge=60, description="How long rq keeps a finished job's result (seconds).")
+    failure_ttl_s: int = Field(default=604_800, ge=60, description="How long rq keeps a failed job (seconds).")
+    local_workers: int = Field(
+        default=2, ge=0, le=256, description="rq worker processes `zeroforge run` starts itself (0 = external only)."
+    )
+    seed: int = Field(default=0, ge=0, description="Base seed; job seeds are derived from it, the generation and job.")
+
+    @model_validator(mode="after")
+    def _wait_covers_jobs(self) -> PipelineSection:
+        longest = max(self.selfplay_timeout_s, self.train_timeout_s, self.eval_timeout_s)
+        if self.wait_timeout_s < longest:
+            raise ValueError(f"wait_timeout_s ({self.wait_timeout_s}) must be >= the longest job timeout ({longest})")
+        return self

@@ -1,0 +1,157 @@
+"""One frozen config per service, composed of the shared sections.
+
+A service config travels as a plain JSON dict (rq job arguments, model metadata):
+`cfg.model_dump(mode="json")` and back with `Cls.model_validate(d)`. Workers never re-read the
+environment for a job: the job's config is the one the pipeline built.
+"""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import model_validator
+
+from shared.config.fields import Section
+from shared.config.sections import (
+    GameSection,
+    GateSection,
+    PipelineSection,
+    SearchSection,
+    SelfPlaySection,
+    TrainSection,
+)
+
+#: Section name -> section model, in the order of zeroforge.toml.
+SECTIONS: dict[str, type[Section]] = {
+    "game": GameSection,
+    "search": SearchSection,
+    "selfplay": SelfPlaySection,
+    "train": TrainSection,
+    "gate": GateSection,
+    "pipeline": PipelineSection,
+}
+
+ServiceConfigT = TypeVar("ServiceConfigT", bound="ServiceConfig")
+
+
+class ServiceConfig(Section):
+    """Base of the service configs (frozen, unknown keys rejected)."""
+
+
+class _SearchingServiceConfig(ServiceConfig):
+    """A service config with a [search] section: builds shared.search configs from it."""
+
+    def search_kwargs(self, simulations: int | None = None) -> dict[str, Any]:
+        """Keyword arguments of shared.search.SearchConfig from [search] (simulations optionally replaced)."""
+        search: SearchSection = getattr(self, "search")  # declared by every subclass
+        return {
+            "num_simulations": search.simulations if simulations is None else simulations,
+            "c_puct": search.c_puct,
+            "fpu_reduction": search.fpu_reduction,
+            "dirichlet_alpha": search.dirichlet_alpha,
+            "dirichlet_epsilon": search.dirichlet_epsilon,
+            "leaves_per_step": search.leaves_per_step,
+            "virtual_loss": search.virtual_loss,
+            "reuse_tree": search.reuse_tree,
+        }
+
+    def search_config(self, simulations: int | None = None) -> Any:
+        """A shared.search.SearchConfig built from [search] (imported lazily)."""
+        from shared.search import SearchConfig
+
+        return SearchConfig(**self.search_kwargs(simulations))
+
+
+class SelfPlayServiceConfig(_SearchingServiceConfig):
+    """Everything a self-play job needs."""
+
+    game: GameSection
+    search: SearchSection
+    selfplay: SelfPlaySection
+    pipeline: PipelineSection
+
+    def selfplay_config(self) -> Any:
+        """A shared.search.SelfPlayConfig (search settings, temperature schedule, move cap)."""
+        from shared.search.selfplay import SelfPlayConfig
+
+        return SelfPlayConfig(
+            search=self.search_config(),
+            temperature_moves=self.search.temperature_moves,
+            temperature_final=self.search.temperature_final,
+            max_moves=self.selfplay.max_moves,
+        )
+
+
+class TrainerConfig(ServiceConfig):
+    """Everything a training job needs."""
+
+    game: GameSection
+    train: TrainSection
+    pipeline: PipelineSection
+
+
+def _check_anchor_for_game(game: GameSection, gate: GateSection) -> None:
+    if gate.anchor == "minimax" and game.name != "tictactoe":
+        raise ValueError(f'gate.anchor "minimax" exists only for tictactoe, not {game.name!r}; use "pure-mcts:N"')
+
+
+class GatekeeperConfig(_SearchingServiceConfig):
+    """Everything a gate or anchor match job needs (search settings with gate.simulations)."""
+
+    game: GameSection
+    search: SearchSection
+    gate: GateSection
+    pipeline: PipelineSection
+
+    @model_validator(mode="after")
+    def _anchor_fits_game(self) -> GatekeeperConfig:
+        _check_anchor_for_game(self.game, self.gate)
+        return self
+
+    def gate_search_config(self) -> Any:
+        """SearchConfig for gate games: [search] with gate.simulations and no root noise."""
+        from shared.search import SearchConfig
+
+        kwargs = self.search_kwargs(self.gate.simulations)
+        kwargs["dirichlet_epsilon"] = 0.0
+        return SearchConfig(**kwargs)
+
+
+class PipelineConfig(_SearchingServiceConfig):
+    """The whole pipeline: every section; builds the per-service configs passed to jobs."""
+
+    game: GameSection
+    search: SearchSection
+    selfplay: SelfPlaySection
+    train: TrainSection
+    gate: GateSection
+    pipeline: PipelineSection
+
+    @model_validator(mode="after")
+    def _anchor_fits_game(self) -> PipelineConfig:
+        _check_anchor_for_game(self.game, self.gate)
+        return self
+
+    def service_config(self, cls: type[ServiceConfigT]) -> ServiceConfigT:
+        """The sections `cls` needs, taken from this config (e.g. `cfg.service_config(TrainerConfig)`)."""
+        return cls.model_validate({name: getattr(self, name) for name in cls.model_fields})
+
+    def selfplay_service(self) -> SelfPlayServiceConfig:
+        """The self-play job's config."""
+        return self.service_config(SelfPlayServiceConfig)
+
+    def trainer(self) -> TrainerConfig:
+        """The training job's config."""
+        return self.service_config(TrainerConfig)
+
+    def gatekeeper(self) -> GatekeeperConfig:
+        """The gate / anchor match job's config."""
+        return self.service_config(GatekeeperConfig)
+
+
+#: The service configs load_config can build.
+SERVICE_CONFIGS: tuple[type[ServiceConfig], ...] = (
+    SelfPlayServiceConfig,
+    TrainerConfig,
+    GatekeeperConfig,
+    PipelineConfig,
+)

@@ -1,0 +1,43 @@
+"""`InARowGame`: place a stone on any empty cell; n or more in a row wins; a full board is a draw.
+
+The rules of tic-tac-toe and freestyle Gomoku (they differ only in board size and notation).
+Action = cell index row * W + col (row 0 at the top). Encoding: the 4 base planes of `GridGame`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from shared.games.base import F_DONE, F_PLAYER, F_PLY
+from shared.games.grid import BASE_PLANES, GridGame
+from shared.games.lines import completes_line
+
+
+class InARowGame(GridGame):
+    """Stones are placed on empty cells; `n_in_row` or more in a line (overlines included) wins."""
+
+    def __init__(self, name: str, height: int, width: int, n_in_row: int) -> None:
+        group = "dihedral" if height == width else "rectangle"
+        super().__init__(name, height, width, num_actions=height * width, num_planes=BASE_PLANES,
+                         symmetry_group=group)
+        self.n_in_row = n_in_row
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "n_in_row": self.n_in_row}
+
+    def legal_mask(self, states: np.ndarray) -> np.ndarray:
+        """states [B, S] int16 -> [B, A] bool: the empty cells, none once the game is over."""
+        self._check_states(states)
+        live = states[:, self.num_cells + F_DONE] == 0
+        return (states[:, : self.num_cells] == 0) & live[:, None]
+
+    def _play(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        new = states.copy()
+        mover = states[:, self.num_cells + F_PLAYER]
+        new[np.arange(states.shape[0]), actions] = mover
+        won = completes_line(new[:, : self.num_cells], actions // self.width, actions % self.width,
+                             self.height, self.width, self.n_in_row)
+        board_full = states[:, self.num_cells + F_PLY] + 1 >= self.num_cells
+        self._record_move(new, actions, done=won | board_full, winner=np.where(won, mover, 0))
+        return new

@@ -1,0 +1,95 @@
+"""PolicyValueNet: the AlphaZero-style residual network shared by every game.
+
+Layout (all convolutions without bias, followed by batch norm):
+
+    stem     conv3x3(C_in -> ch) - BN - ReLU
+    trunk    `blocks` x [conv3x3 - BN - ReLU - conv3x3 - BN, + skip, ReLU]
+    policy   conv1x1(ch -> 2) - BN - ReLU - flatten - linear(2*H*W -> A)      -> logits [N, A]
+    value    conv1x1(ch -> 1) - BN - ReLU - flatten - linear(H*W -> hidden) - ReLU - linear(hidden -> 1) - tanh
+                                                                               -> value [N] in [-1, 1]
+
+The policy head ends with a linear layer over the flattened features, so the action count need not
+equal H*W (Connect Four has 7 column actions on a 6x7 board; Othello has H*W + 1 with the pass).
+Values are from the point of view of the player to move, as the input planes are (game.encode).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from shared.network.spec import NetworkError, NetworkSpec
+
+
+class ResidualBlock(nn.Module):
+    """Two conv3x3-BN layers with an identity skip: x [N, ch, H, W] -> [N, ch, H, W]."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, kernel_size=3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, kernel_size=3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + x)
+
+
+class PolicyValueNet(nn.Module):
+    """ResNet with a policy head (logits over A actions) and a value head (tanh scalar).
+
+    forward(x [N, C, H, W] float32) -> (logits [N, A] float32, value [N] float32 in [-1, 1]).
+    """
+
+    def __init__(
+        self,
+        num_planes: int,
+        height: int,
+        width: int,
+        num_actions: int,
+        blocks: int,
+        channels: int,
+        value_hidden: int = 64,
+    ) -> None:
+        super().__init__()
+        for name, value in (("num_planes", num_planes), ("height", height), ("width", width),
+                            ("num_actions", num_actions)):
+            if not isinstance(value, int) or value < 1:
+                raise NetworkError(f"PolicyValueNet: {name}={value!r} must be a positive integer")
+        self.num_planes, self.height, self.width, self.num_actions = num_planes, height, width, num_actions
+        self.spec = NetworkSpec(blocks, channels, value_hidden)
+        cells = height * width
+        self.stem = nn.Sequential(
+            nn.Conv2d(num_planes, channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(channels),
+            nn.ReLU(inplace=True),
+        )
+        self.trunk = nn.Sequential(*[ResidualBlock(channels) for _ in range(blocks)])
+        self.policy_conv = nn.Conv2d(channels, 2, kernel_size=1, bias=False)
+        self.policy_bn = nn.BatchNorm2d(2)
+        self.policy_fc = nn.Linear(2 * cells, num_actions)
+        self.value_conv = nn.Conv2d(channels, 1, kernel_size=1, bias=False)
+        self.value_bn = nn.BatchNorm2d(1)
+        self.value_fc1 = nn.Linear(cells, value_hidden)
+        self.value_fc2 = nn.Linear(value_hidden, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x [N, C, H, W] float32 -> (logits [N, A], value [N]); value is the side to move's expected result."""
+        if x.dim() != 4 or tuple(x.shape[1:]) != (self.num_planes, self.height, self.width):
+            raise NetworkError(
+                f"PolicyValueNet expects input [N, {self.num_planes}, {self.height}, {self.width}], "
+                f"got {list(x.shape)}; encode states with the same game the network was built for"
+            )
+        features = self.trunk(self.stem(x))
+        policy = F.relu(self.policy_bn(self.policy_conv(features)))
+        logits = self.policy_fc(policy.flatten(1))                      # [N, A]
+        value = F.relu(self.value_bn(self.value_conv(features)))
+        value = F.relu(self.value_fc1(value.flatten(1)))
+        value = torch.tanh(self.value_fc2(value)).squeeze(1)           # [N]
+        return logits, value
+
+    def num_parameters(self) -> int:
+        """Number of trainable parameters."""
+        return sum(p.numel() for p in self.parameters())

@@ -1,0 +1,128 @@
+"""Player specifications: one string names any player that can sit at the board.
+
+    random              uniformly random legal moves
+    minimax             perfect play (tic-tac-toe only)
+    pure-mcts:N         pure MCTS with N random-rollout playouts per move (the classic baseline)
+    best                the registry's current best version
+    000012 or 12        a registry version
+    shipped             the model shipped with zeroforge for this game
+    path/to/model.pt    a model file
+
+Network players search with `simulations` PUCT simulations per move, no noise, temperature 0.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from shared.games import Game
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped_models"
+
+
+class PlayerSpecError(ValueError):
+    """A player spec cannot be understood or resolved; the message lists the accepted forms."""
+
+
+SPEC_HELP = "random, minimax, pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a model file path"
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A parsed player spec: kind is one of random|minimax|pure-mcts|version|best|shipped|file."""
+
+    kind: str
+    value: str = ""
+
+    @property
+    def uses_network(self) -> bool:
+        return self.kind in ("version", "best", "shipped", "file")
+
+
+def parse_player_spec(text: str) -> PlayerSpec:
+    """Parse a spec string (see the module docstring) -> PlayerSpec; PlayerSpecError if malformed."""
+    text = text.strip()
+    if text in ("random", "minimax", "best", "shipped"):
+        return PlayerSpec(text)
+    match = re.fullmatch(r"pure-mcts:(\d+)", text)
+    if match:
+        playouts = int(match.group(1))
+        if playouts < 1:
+            raise PlayerSpecError(f"{text!r}: pure-mcts needs at least 1 playout")
+        return PlayerSpec("pure-mcts", str(playouts))
+    if text.startswith("pure-mcts"):
+        raise PlayerSpecError(f"{text!r}: write pure-mcts:N with N the playouts per move, e.g. pure-mcts:1000")
+    if re.fullmatch(r"\d{1,6}", text):
+        return PlayerSpec("version", f"{int(text):06d}")
+    if text.endswith(".pt") or Path(text).exists():
+        return PlayerSpec("file", text)
+    raise PlayerSpecError(f"unknown player {text!r}; use one of: {SPEC_HELP}")
+
+
+def shipped_model_path(game_name: str) -> Path:
+    """Where the shipped model of `game_name` lives inside the installed package (may not exist)."""
+    return SHIPPED_DIR / f"{game_name}.pt"
+
+
+def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) -> Path:
+    """The model file a network spec refers to; PlayerSpecError saying what is missing otherwise."""
+    if spec.kind == "file":
+        path = Path(spec.value)
+        if not path.is_file():
+            raise PlayerSpecError(f"model file {path} does not exist")
+        return path
+    if spec.kind == "shipped":
+        path = shipped_model_path(game.name)
+        if not path.is_file():
+            available = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
+            raise PlayerSpecError(f"no shipped model for {game.name}; shipped models exist for: {', '.join(available) or 'none'}")
+        return path
+    from shared.registry import ModelRegistry
+
+    if registry_dir is None or not Path(registry_dir).exists():
+        raise PlayerSpecError(
+            f"player {spec.value or spec.kind!r} needs a model registry, but none exists for {game.name} "
+            "(train one with `zeroforge run`, pass --data-dir, or use `shipped` or a model file)"
+        )
+    registry = ModelRegistry(registry_dir)
+    if spec.kind == "best":
+        best = registry.best()
+        if best is None:
+            raise PlayerSpecError(f"the registry at {registry_dir} has no best model yet")
+        return Path(best.path)
+    return Path(registry.get(spec.value).path)
+
+
+def build_player(
+    spec: PlayerSpec | str,
+    game: Game,
+    *,
+    simulations: int,
+    registry_dir: Path | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+    c_puct: float | None = None,
+):
+    """Construct the Player a spec names (see shared.search.players for the Player protocol)."""
+    from shared.search import players
+
+    if isinstance(spec, str):
+        spec = parse_player_spec(spec)
+    rng = np.random.default_rng(seed)
+    if spec.kind == "random":
+        return players.RandomPlayer(game, rng)
+    if spec.kind == "minimax":
+        return players.MinimaxPlayer(game)
+    if spec.kind == "pure-mcts":
+        return players.PureMCTSPlayer(game, int(spec.value), rng)
+    from shared.network import TorchEvaluator, load_model
+
+    path = resolve_model_path(spec, game, registry_dir)
+    loaded = load_model(path, device=device, expected_game=game)
+    evaluator = TorchEvaluator(loaded.model, game, device=device)
+    kwargs = {} if c_puct is None else {"c_puct": c_puct}
+    return players.MCTSPlayer(game, evaluator, simulations, rng=rng, name=f"{spec.value or spec.kind}@{simulations}",
+                              **kwargs)

@@ -1,0 +1,272 @@
+"""ModelRegistry: numbered model versions, a `best` pointer and an append-only history, safe across processes.
+
+Directory (one per game, DataLayout(root, game).registry_dir):
+
+    versions/000001/model.pt     the registered copy of the model file (never modified)
+    versions/000001/meta.json    ModelVersion record (status, parent, generation, training, gate, checksum, ...)
+    best.json                    {"version", "since", "event", "reason"}: the model self-play uses
+    history.jsonl                one JSON object per promotion, rejection or rollback
+    registry.lock                filelock held around every read-modify-write
+
+A version directory is assembled under a hidden staging name and renamed into place, so a version
+either exists completely or not at all. Every file write is temp file + fsync + os.replace. Version
+numbers are allocated under the lock, so concurrent registrations get distinct versions.
+Status changes write meta.json, then best.json, then history.jsonl.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from shared.registry.files import (
+    RegistryError, append_line_atomic, copy_with_sha256, fsync_dir, read_json_object, sha256_of_file,
+    to_json_text, write_json_atomic,
+)
+from shared.registry.modelinfo import describe_model_file
+from shared.registry.version import (
+    CANDIDATE, META_FILE_NAME, MODEL_FILE_NAME, PROMOTED, REJECTED, ModelVersion, is_version_name,
+    normalise_version, version_from_meta,
+)
+
+log = logging.getLogger(__name__)
+
+
+def utc_now() -> str:
+    """Current time, ISO-8601 UTC with milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class ModelRegistry:
+    """Versioned model store for one game (see the module docstring for the directory layout)."""
+
+    def __init__(self, directory: Path, game_name: str | None = None, lock_timeout_s: float = 60.0):
+        """directory: the registry directory (created on first write). game_name: when given, register()
+        refuses model files of other games."""
+        self.directory = Path(directory)
+        self.game_name = game_name
+        self.versions_dir = self.directory / "versions"
+        self.best_path = self.directory / "best.json"
+        self.history_path = self.directory / "history.jsonl"
+        self._lock = FileLock(str(self.directory / "registry.lock"), timeout=lock_timeout_s)
+
+    # ----- reading (no lock needed: every file is replaced atomically) -------------------------
+    def _version_names(self) -> list[str]:
+        if not self.versions_dir.is_dir():
+            return []
+        return sorted((p.name for p in self.versions_dir.iterdir() if is_version_name(p.name)), key=int)
+
+    def get(self, version: str | int) -> ModelVersion:
+        """The record of `version` ('000003', '3' or 3); RegistryError if unknown or its meta.json is damaged."""
+        name = normalise_version(version)
+        version_dir = self.versions_dir / name
+        if not version_dir.is_dir():
+            known = self._version_names()
+            hint = f"known versions: {known[0]}..{known[-1]}" if known else "the registry is empty"
+            raise RegistryError(f"unknown model version {name} in {self.directory} ({hint}); see `zeroforge models ls`")
+        meta_path = version_dir / META_FILE_NAME
+        return version_from_meta(read_json_object(meta_path), meta_path, name)
+
+    def list(self) -> list[ModelVersion]:
+        """All versions, oldest first; RegistryError naming the file if any meta.json is damaged."""
+        return [self.get(name) for name in self._version_names()]
+
+    def best_version(self) -> str | None:
+        """The version `best.json` points at, or None before the first promotion."""
+        if not self.best_path.exists():
+            return None
+        pointer = read_json_object(self.best_path)
+        version = pointer.get("version")
+        if not isinstance(version, str) or not is_version_name(version):
+            raise RegistryError(f"{self.best_path} is damaged: 'version' is {version!r}; fix it with `zeroforge models rollback V --force`")
+        return version
+
+    def best(self) -> ModelVersion | None:
+        """The current best model (the one self-play uses), or None before the first promotion."""
+        version = self.best_version()
+        return self.get(version) if version else None
+
+    def history(self) -> list[dict[str, Any]]:
+        """Promotions, rejections and rollbacks, oldest first: {"time", "event", "version", "previous_best", "reason", ...}."""
+        if not self.history_path.exists():
+            return []
+        entries = []
+        for number, line in enumerate(self.history_path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError as exc:
+                raise RegistryError(f"{self.history_path} line {number} is damaged ({exc})") from None
+            if not isinstance(entry, dict) or "event" not in entry or "version" not in entry:
+                raise RegistryError(f"{self.history_path} line {number} is not a history entry: {line[:80]!r}")
+            entries.append(entry)
+        return entries
+
+    def verify(self, version: str | int) -> ModelVersion:
+        """Recompute the model file's sha256; RegistryError when it no longer matches the registered checksum."""
+        record = self.get(version)
+        try:
+            actual = sha256_of_file(record.path)
+        except OSError as exc:
+            raise RegistryError(f"cannot read {record.path}: {exc}") from None
+        if actual != record.checksum:
+            raise RegistryError(f"{record.path} is damaged: sha256 {actual[:12]}... differs from the registered {record.checksum[:12]}...")
+        return record
+
+    # ----- writing -------------------------------------------------------------------------------
+    def _acquire(self):
+        """Take the registry lock; use as `with self._acquire():` (the returned proxy releases it on exit)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._lock.acquire()
+        except Timeout:
+            raise RegistryError(
+                f"{self._lock.lock_file} is held by another process for too long; retry, or remove it if no zeroforge process runs"
+            ) from None
+
+    def _next_version(self) -> str:
+        names = self._version_names()
+        return normalise_version(int(names[-1]) + 1 if names else 1)
+
+    def _write_meta(self, record: ModelVersion) -> None:
+        write_json_atomic(record.path.parent / META_FILE_NAME, record.to_meta(), f"meta of version {record.version}")
+
+    def _check_register_args(self, model_file: Path, status: str, parent: str | None, generation: int,
+                             training: dict[str, Any]) -> str | None:
+        if not model_file.is_file():
+            raise RegistryError(f"model file {model_file} does not exist; save the model first (shared/network/modelfile.save_model)")
+        if status not in (CANDIDATE, PROMOTED):
+            raise RegistryError(f"register status must be {CANDIDATE!r} or {PROMOTED!r}, got {status!r}")
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+            raise RegistryError(f"generation must be an integer >= 0, got {generation!r}")
+        to_json_text(training, "training")
+        if parent is None:
+            return None
+        return self.get(parent).version  # RegistryError for an unknown parent
+
+    def _stage_copy(self, model_file: Path) -> tuple[Path, str]:
+        self.versions_dir.mkdir(parents=True, exist_ok=True)
+        staging = self.versions_dir / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
+        staging.mkdir()
+        try:
+            checksum = copy_with_sha256(model_file, staging / MODEL_FILE_NAME)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RegistryError(f"cannot copy {model_file} into the registry: {exc}") from None
+        return staging, checksum
+
+    def register(self, model_file: Path, *, status: str = CANDIDATE, parent: str | None = None, generation: int,
+                 training: dict[str, Any] | None = None, game: str | None = None,
+                 architecture: dict[str, Any] | None = None, reason: str = "registered as promoted") -> ModelVersion:
+        """Copy `model_file` in as the next version and return its record.
+
+        game/architecture come from the model file's metadata (shared.network.modelfile.model_file_info)
+        when that module is importable; the arguments are used otherwise. status="promoted" also makes
+        the new version best (history event "promote" with `reason`). RegistryError for a missing or
+        damaged model file, an unknown parent, a game other than the registry's, or bad arguments.
+        """
+        model_file, training = Path(model_file), dict(training or {})
+        parent = self._check_register_args(model_file, status, parent, generation, training)
+        game, architecture = describe_model_file(model_file, game, architecture)
+        if self.game_name and game and game != self.game_name:
+            raise RegistryError(f"model file {model_file} is for game {game!r}, but this registry holds {self.game_name!r} models")
+        staging, checksum = self._stage_copy(model_file)
+        try:
+            with self._acquire():
+                record = ModelVersion(
+                    version=self._next_version(), path=Path(), status=CANDIDATE, parent=parent, generation=generation,
+                    training=training, gate=None, checksum=checksum, created=utc_now(), game=game,
+                    architecture=architecture, size_bytes=(staging / MODEL_FILE_NAME).stat().st_size,
+                )
+                write_json_atomic(staging / META_FILE_NAME, record.to_meta(), "meta")
+                final_dir = self.versions_dir / record.version
+                os.rename(staging, final_dir)  # the version appears complete, or not at all
+                fsync_dir(self.versions_dir)
+                record = self.get(record.version)
+                if status == PROMOTED:
+                    self._move_best(record, "promote", reason, force=False)
+                    record = self.get(record.version)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        log.info("registered model %s (generation %d, parent %s) in %s", record.version, generation, parent, self.directory)
+        return record
+
+    def set_gate_result(self, version: str | int, gate: dict[str, Any]) -> ModelVersion:
+        """Store the gate result (any JSON object, e.g. the gatekeeper's score/CI/Elo/promote/reason) on `version`."""
+        if not isinstance(gate, dict):
+            raise RegistryError(f"gate result must be a dict, got {type(gate).__name__}")
+        to_json_text(gate, "gate result")
+        with self._acquire():
+            record = self.get(version)
+            updated = _replace(record, gate=gate)
+            self._write_meta(updated)
+        return updated
+
+    def _append_history(self, event: str, version: str, previous: str | None, reason: str, **more: Any) -> dict[str, Any]:
+        entry = {"time": utc_now(), "event": event, "version": version, "previous_best": previous, "reason": reason, **more}
+        append_line_atomic(self.history_path, json.dumps(entry, sort_keys=True))
+        return entry
+
+    def _move_best(self, record: ModelVersion, event: str, reason: str, force: bool) -> dict[str, Any]:
+        """Make `record` best (lock held): status promoted in meta.json, then best.json, then history."""
+        previous = self.best_version()
+        now = utc_now()
+        if record.status != PROMOTED:
+            self._write_meta(_replace(record, status=PROMOTED, status_reason=reason, status_changed=now))
+        write_json_atomic(self.best_path, {"version": record.version, "since": now, "event": event, "reason": reason}, "best")
+        extra = {"forced": True} if force else {}
+        return self._append_history(event, record.version, previous, reason, **extra)
+
+    def promote(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
+        """Make `version` the best model. A rejected version needs force=True. Returns the history entry,
+        or None when `version` already is best (nothing changes, so retried flows are harmless)."""
+        with self._acquire():
+            record = self.get(version)
+            if self.best_version() == record.version:
+                return None
+            if record.status == REJECTED and not force:
+                raise RegistryError(f"version {record.version} was rejected ({record.status_reason}); promote it with --force if you mean it")
+            return self._move_best(record, "promote", reason, force and record.status == REJECTED)
+
+    def reject(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
+        """Mark a candidate rejected. The current best cannot be rejected (roll back first); a formerly
+        promoted version needs force=True. Returns the history entry, or None if it already was rejected."""
+        with self._acquire():
+            record = self.get(version)
+            if record.status == REJECTED:
+                return None
+            if self.best_version() == record.version:
+                raise RegistryError(f"version {record.version} is the current best; roll back to another version before rejecting it")
+            if record.status == PROMOTED and not force:
+                raise RegistryError(f"version {record.version} was promoted before; reject it with --force if you mean it")
+            self._write_meta(_replace(record, status=REJECTED, status_reason=reason, status_changed=utc_now()))
+            extra = {"forced": True} if force and record.status == PROMOTED else {}
+            return self._append_history("reject", record.version, self.best_version(), reason, **extra)
+
+    def rollback(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
+        """Point best back at `version`, which must have been promoted before (any version with force=True).
+        The next generation's self-play then uses it. Returns the history entry, or None if it already is best."""
+        with self._acquire():
+            record = self.get(version)
+            if self.best_version() == record.version:
+                return None
+            if record.status != PROMOTED and not force:
+                raise RegistryError(
+                    f"version {record.version} was never promoted (status {record.status}); roll back only to a "
+                    "previously promoted version, or pass --force"
+                )
+            return self._move_best(record, "rollback", reason, force and record.status != PROMOTED)
+
+
+def _replace(record: ModelVersion, **changes: Any) -> ModelVersion:
+    from dataclasses import replace
+
+    return replace(record, **changes)

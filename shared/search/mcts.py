@@ -1,0 +1,278 @@
+"""Batched PUCT Monte Carlo tree search over many games at once (AlphaZero style).
+
+The trees of all games live in one `TreeStorage` (struct of arrays, batch first). One search step selects
+`leaves_per_step` leaves in every searched tree (virtual loss keeps them apart), calls the evaluator ONCE for all
+new non-terminal leaves of all trees, expands them and backs every path up with vectorised numpy.
+
+Batch subsets: every tree lives in a "slot". `search(states, ..., slots=idx)` searches the trees of slots `idx`
+(one state per slot) and leaves the other slots untouched; `advance(actions, slots=idx)` moves those trees down
+the played actions. With `slots=None` the states fill slots 0..B-1. A self-play loop keeps slot g for game g and
+passes the indices of the unfinished games.
+
+Tree reuse: `advance` keeps the played child's subtree as the slot's new, compact tree. The next `search` reuses
+it when the given state equals the stored root and the subtree leaves room for the new simulations (capacity
+1 + 2 * num_simulations nodes, or 1 + num_simulations without reuse); otherwise that slot starts fresh.
+Each search adds `num_simulations` new simulations on top of the reused visits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from shared.games.base import Game
+from shared.search.backup import backup_step
+from shared.search.errors import EvaluatorError, SearchError
+from shared.search.policy import dirichlet_noise, masked_softmax
+from shared.search.puct import Selection, apply_virtual_loss, select_leaves
+from shared.search.reuse import keep_subtrees
+from shared.search.tree import ROOT, UNVISITED, TreeStorage
+
+#: evaluate(states [M, S] int16, non-terminal) -> (logits [M, A] float32, values [M] float32 in [-1, 1], side to move)
+Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Search parameters (see the module docstrings of mcts.py and puct.py for their exact meaning)."""
+
+    num_simulations: int = 100
+    c_puct: float = 1.5
+    fpu_reduction: float = 0.25      # unvisited child Q = parent's own mean value - fpu_reduction, clipped to [-1, 1]
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    leaves_per_step: int = 1         # leaves selected per tree per evaluator call (virtual loss)
+    virtual_loss: float = 1.0
+    reuse_tree: bool = True
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.num_simulations < 1:
+            problems.append(f"num_simulations must be >= 1 (got {self.num_simulations})")
+        if not self.c_puct > 0:
+            problems.append(f"c_puct must be > 0 (got {self.c_puct})")
+        if not self.dirichlet_alpha > 0:
+            problems.append(f"dirichlet_alpha must be > 0 (got {self.dirichlet_alpha})")
+        if not 0.0 <= self.dirichlet_epsilon <= 1.0:
+            problems.append(f"dirichlet_epsilon must be in [0, 1] (got {self.dirichlet_epsilon})")
+        if self.leaves_per_step < 1:
+            problems.append(f"leaves_per_step must be >= 1 (got {self.leaves_per_step})")
+        if not self.virtual_loss >= 0:
+            problems.append(f"virtual_loss must be >= 0 (got {self.virtual_loss})")
+        if not np.isfinite(self.fpu_reduction):
+            problems.append(f"fpu_reduction must be finite (got {self.fpu_reduction})")
+        if problems:
+            raise SearchError("invalid SearchConfig: " + "; ".join(problems))
+
+
+@dataclass
+class SearchResult:
+    """Root statistics after a search, one row per searched state."""
+
+    visits: np.ndarray       # [B, A] float32 root child visit counts (reused visits included)
+    root_value: np.ndarray   # [B] float32 mean search value of the root, side to move
+    q: np.ndarray            # [B, A] float32 child Q from the root player's view (0 for unvisited children)
+    prior: np.ndarray        # [B, A] float32 root prior actually used (after noise), 0 for illegal actions
+
+
+class BatchedMCTS:
+    """PUCT search for a batch of games sharing one evaluator; see the module docstring for slots and reuse."""
+
+    def __init__(self, game: Game, evaluate: Evaluator, config: SearchConfig, rng: np.random.Generator) -> None:
+        self.game, self.config, self.rng = game, config, rng
+        self._evaluate_fn = evaluate
+        self._tree: TreeStorage | None = None
+        self._remap: np.ndarray | None = None
+        #: evaluator calls and positions evaluated so far (for benchmarks and tests)
+        self.evaluator_calls = 0
+        self.evaluated_positions = 0
+
+    # ----- public API ------------------------------------------------------------------------------------
+    def search(self, states: np.ndarray, add_noise: bool, num_simulations: int | None = None,
+               slots: np.ndarray | None = None) -> SearchResult:
+        """Search non-terminal states [B, S] int16 (tree slots `slots` [B] distinct ints, default 0..B-1).
+
+        add_noise mixes Dirichlet noise into the root priors (legal moves only). Runs `num_simulations`
+        (default config.num_simulations) new simulations per tree and returns the root statistics.
+        """
+        states = self._check_states(states)
+        sims = self.config.num_simulations if num_simulations is None else int(num_simulations)
+        if sims < 1:
+            raise SearchError(f"num_simulations must be >= 1 (got {sims})")
+        slots = self._check_slots(slots, states.shape[0])
+        if states.shape[0] == 0:
+            empty = np.zeros((0, self.game.num_actions), np.float32)
+            return SearchResult(empty, np.zeros(0, np.float32), empty.copy(), empty.copy())
+        self._ensure_storage(int(slots.max()) + 1, sims)
+        self._prepare_roots(slots, states, sims)
+        self._set_root_priors(slots, add_noise)
+        done, per_step = 0, self.config.leaves_per_step
+        while done < sims:
+            rounds = min(per_step, sims - done)
+            self._run_step(slots, rounds)
+            done += rounds
+        return self._result(slots)
+
+    def advance(self, actions: np.ndarray, slots: np.ndarray | None = None) -> None:
+        """Play actions [B] in the trees of `slots` [B] (default 0..B-1): keep each chosen child's subtree."""
+        actions = np.asarray(actions, np.int64).reshape(-1)
+        slots = self._check_slots(slots, actions.shape[0])
+        if self._tree is None or actions.shape[0] == 0:
+            return
+        if ((actions < 0) | (actions >= self.game.num_actions)).any():
+            raise SearchError(f"advance: actions must be in [0, {self.game.num_actions}), got {actions}")
+        inside = slots < self._tree.num_slots
+        slots, actions = slots[inside], actions[inside]
+        if not self.config.reuse_tree:
+            self._tree.invalidate(slots)
+            return
+        keep_subtrees(self._tree, slots, actions, self._remap)
+
+    def reset(self) -> None:
+        """Forget every tree (the storage is kept)."""
+        if self._tree is not None:
+            self._tree.invalidate(np.arange(self._tree.num_slots))
+
+    # ----- checks and storage ----------------------------------------------------------------------------
+    def _check_states(self, states: np.ndarray) -> np.ndarray:
+        states = np.asarray(states)
+        if states.ndim != 2 or states.shape[1] != self.game.state_size:
+            raise SearchError(f"{self.game.name}: states must be [B, {self.game.state_size}] int16, got shape "
+                              f"{states.shape}; build them with game.initial_states / game.step")
+        if states.shape[0] and self.game.is_terminal(states).any():
+            bad = np.flatnonzero(self.game.is_terminal(states)).tolist()
+            raise SearchError(f"cannot search finished games (rows {bad}); search only the unfinished ones")
+        return states.astype(np.int16, copy=False)
+
+    @staticmethod
+    def _check_slots(slots: np.ndarray | None, count: int) -> np.ndarray:
+        if slots is None:
+            return np.arange(count, dtype=np.int64)
+        slots = np.asarray(slots, np.int64).reshape(-1)
+        if slots.shape[0] != count:
+            raise SearchError(f"slots must have one entry per state ({count}), got {slots.shape[0]}")
+        if count and (slots.min() < 0 or np.unique(slots).shape[0] != count):
+            raise SearchError(f"slots must be distinct non-negative tree indices, got {slots.tolist()}")
+        return slots
+
+    def _ensure_storage(self, num_slots: int, sims: int) -> None:
+        """(Re)allocate when more slots or more nodes are needed; a reallocation forgets every tree."""
+        tree = self._tree
+        if tree is not None and tree.num_slots >= num_slots and tree.capacity >= 1 + sims:
+            return
+        reuse_room = sims if self.config.reuse_tree else 0
+        capacity = max(1 + sims + reuse_room, tree.capacity if tree is not None else 0)
+        slots = max(num_slots, tree.num_slots if tree is not None else 0)
+        self._tree = TreeStorage(slots, capacity, self.game.num_actions, self.game.state_size)
+        self._remap = np.empty((slots, capacity), np.int32)
+
+    def _evaluate(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Call the evaluator on [M, S] int16 and validate: -> logits [M, A] float32, values [M] float32 in [-1, 1]."""
+        logits, values = self._evaluate_fn(states)
+        logits, values = np.asarray(logits, np.float32), np.asarray(values, np.float32)
+        count, num_actions = states.shape[0], self.game.num_actions
+        if logits.shape != (count, num_actions) or values.shape != (count,):
+            raise EvaluatorError(f"evaluator returned logits {logits.shape} and values {values.shape} for {count} "
+                                 f"states; expected ({count}, {num_actions}) and ({count},)")
+        if not np.isfinite(values).all():
+            raise EvaluatorError("evaluator returned non-finite values; values must be finite, in [-1, 1]")
+        self.evaluator_calls += 1
+        self.evaluated_positions += count
+        return logits, np.clip(values, np.float32(-1.0), np.float32(1.0))
+
+    # ----- search internals ------------------------------------------------------------------------------
+    def _prepare_roots(self, slots: np.ndarray, states: np.ndarray, sims: int) -> None:
+        """Reuse trees whose stored root equals the state and that have room; start (and evaluate) the rest."""
+        tree = self._tree
+        reuse = tree.valid[slots] & (tree.num_nodes[slots] + sims <= tree.capacity) & self.config.reuse_tree
+        if reuse.any():
+            reuse[reuse] = (tree.node_states[slots[reuse], ROOT] == states[reuse]).all(axis=1)
+        fresh_slots, fresh_states = slots[~reuse], states[~reuse]
+        if fresh_slots.size == 0:
+            return
+        tree.init_roots(fresh_slots, fresh_states)
+        logits, values = self._evaluate(fresh_states)
+        legal = self.game.legal_mask(fresh_states)
+        priors = masked_softmax(logits, legal)
+        tree.set_priors(fresh_slots, np.full(fresh_slots.size, ROOT), priors, legal)
+        tree.node_visits[fresh_slots, ROOT] = 1
+        tree.node_value_sum[fresh_slots, ROOT] = values                 # side to move at the root
+        tree.root_prior_clean[fresh_slots] = priors
+        tree.valid[fresh_slots] = True
+
+    def _set_root_priors(self, slots: np.ndarray, add_noise: bool) -> None:
+        """Restore the clean root priors, then mix in fresh Dirichlet noise on legal moves when asked."""
+        tree = self._tree
+        legal = np.isfinite(tree.prior[slots, ROOT])
+        prior = tree.root_prior_clean[slots]
+        if add_noise:
+            eps = np.float32(self.config.dirichlet_epsilon)
+            noise = dirichlet_noise(legal, self.config.dirichlet_alpha, self.rng)
+            prior = (np.float32(1.0) - eps) * prior + eps * noise
+        tree.prior[slots, ROOT] = np.where(legal, prior, np.float32(-np.inf))
+
+    def _run_step(self, slots: np.ndarray, rounds: int) -> None:
+        """Select `rounds` leaves per tree, evaluate the new ones in one call, back everything up."""
+        count = slots.shape[0]
+        leaf_values = np.zeros(rounds * count, np.float32)    # leaf's side to move
+        collided = np.zeros(rounds * count, bool)
+        selections: list[Selection] = []
+        pending: list[tuple[np.ndarray, ...]] = []
+        for k in range(rounds):
+            sel = select_leaves(self._tree, slots, self.config.c_puct, self.config.fpu_reduction)
+            ids = np.arange(count) + k * count
+            pending_k = self._classify_leaves(slots, sel, ids, leaf_values, collided)
+            if pending_k is not None:
+                pending.append(pending_k)
+            apply_virtual_loss(self._tree, slots, sel, self.config.virtual_loss)
+            selections.append(sel)
+        if pending:
+            self._expand(leaf_values, *(np.concatenate(column) for column in zip(*pending)))
+        backup_step(self._tree, slots, selections, leaf_values, collided, self.config.virtual_loss)
+
+    def _classify_leaves(self, slots: np.ndarray, sel: Selection, ids: np.ndarray, leaf_values: np.ndarray,
+                         collided: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """Create new leaves; score terminal ones exactly; flag collisions. Returns the leaves to evaluate.
+
+        Fills leaf_values[ids] for terminal leaves (game.terminal_value, side to move at the leaf) and
+        collided[ids]; returns (slots, nodes, ids, states) of new non-terminal leaves, or None.
+        """
+        tree = self._tree
+        new = sel.leaf_child == UNVISITED
+        existing = ~new
+        child = np.maximum(sel.leaf_child, 0)
+        known_terminal = existing & tree.terminal[slots, child]
+        collided[ids] = existing & ~known_terminal
+        leaf_values[ids[known_terminal]] = tree.terminal_value[slots[known_terminal], child[known_terminal]]
+        if not new.any():
+            return None
+        new_slots, parents, actions = slots[new], sel.leaf_parent[new], sel.leaf_action[new]
+        child_states = self.game.step(tree.node_states[new_slots, parents], actions)
+        terminal = self.game.is_terminal(child_states)
+        terminal_value = self.game.terminal_value(child_states)         # side to move in the child
+        nodes = tree.add_children(new_slots, parents, actions, child_states, terminal, terminal_value)
+        sel.leaf_child[new] = nodes
+        new_ids = ids[new]
+        leaf_values[new_ids[terminal]] = terminal_value[terminal]
+        live = ~terminal
+        if not live.any():
+            return None
+        return new_slots[live], nodes[live], new_ids[live], child_states[live]
+
+    def _expand(self, leaf_values: np.ndarray, slots: np.ndarray, nodes: np.ndarray, ids: np.ndarray,
+                states: np.ndarray) -> None:
+        """Evaluate new leaves (one evaluator call), store their priors, put their values in leaf_values[ids]."""
+        logits, values = self._evaluate(states)
+        legal = self.game.legal_mask(states)
+        self._tree.set_priors(slots, nodes, masked_softmax(logits, legal), legal)
+        leaf_values[ids] = values                                      # side to move at the leaf
+
+    def _result(self, slots: np.ndarray) -> SearchResult:
+        tree = self._tree
+        visits = tree.children_visits[slots, ROOT].astype(np.float32)
+        value_sum = tree.children_value_sum[slots, ROOT]
+        # Sign flip: children's sums are from the child's mover's view; Q is from the root player's view.
+        q = np.where(visits > 0, -value_sum / np.maximum(visits, np.float32(1.0)), np.float32(0.0))
+        root_value = tree.node_value_sum[slots, ROOT] / tree.node_visits[slots, ROOT].astype(np.float32)
+        return SearchResult(visits, root_value.astype(np.float32), q.astype(np.float32), tree.root_prior(slots))

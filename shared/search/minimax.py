@@ -1,0 +1,69 @@
+"""Exact game values of tic-tac-toe by negamax over every reachable position (solved once, then cached).
+
+Positions are enumerated ply by ply with the batched game API; values are then computed backwards from the last
+ply: value(s) = max over legal a of -value(step(s, a)) (negamax: a child's value is from the opponent's view).
+Keys are the board cells' bytes: in tic-tac-toe the board alone determines the side to move and the result.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from shared.games.base import Game, GameError
+
+
+def _children(game: Game, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every legal move of every state: -> (row [K] int, action [K] int, child states [K, S] int16)."""
+    rows, actions = np.nonzero(game.legal_mask(states))
+    return rows, actions, game.step(states[rows], actions)
+
+
+def _board_keys(game: Game, states: np.ndarray) -> list[bytes]:
+    cells = np.ascontiguousarray(states[:, : game.num_cells])
+    return [row.tobytes() for row in cells]
+
+
+def _positions_by_ply(game: Game) -> list[np.ndarray]:
+    """Distinct reachable positions, one [n_k, S] int16 array per ply k."""
+    levels = [game.initial_states(1)]
+    while True:
+        live = levels[-1][~game.is_terminal(levels[-1])]
+        if live.shape[0] == 0:
+            return levels
+        _, _, kids = _children(game, live)
+        _, first = np.unique(kids[:, : game.num_cells], axis=0, return_index=True)
+        levels.append(kids[np.sort(first)])
+
+
+@lru_cache(maxsize=4)
+def solve_values(game: Game) -> dict[bytes, int]:
+    """Value of every reachable position, from the side to move: board bytes -> +1 win, 0 draw, -1 loss."""
+    if game.name != "tictactoe":
+        raise GameError(f"minimax solving is only available for tictactoe, not {game.name}; "
+                        "use PureMCTSPlayer or MCTSPlayer for other games")
+    values: dict[bytes, int] = {}
+    for level in reversed(_positions_by_ply(game)):
+        keys = _board_keys(game, level)
+        done = game.is_terminal(level)
+        result = game.terminal_value(level).astype(np.int64)          # side to move at each position
+        live = np.flatnonzero(~done)
+        if live.size:
+            rows, _, kids = _children(game, level[live])
+            # Negamax sign flip: a child's value is from the opponent's view.
+            child_values = -np.array([values[k] for k in _board_keys(game, kids)], np.int64)
+            best = np.full(live.size, -2, np.int64)
+            np.maximum.at(best, rows, child_values)
+            result[live] = best
+        values.update(zip(keys, result.tolist()))
+    return values
+
+
+def move_values(game: Game, states: np.ndarray) -> np.ndarray:
+    """Exact value of each move for the player to move: states [B, S] -> [B, A] float32 (-inf for illegal moves)."""
+    values = solve_values(game)
+    out = np.full((states.shape[0], game.num_actions), -np.inf, np.float32)
+    rows, actions, kids = _children(game, states)
+    # Sign flip: the child's value is from the opponent's view.
+    out[rows, actions] = [-values[k] for k in _board_keys(game, kids)]
+    return out

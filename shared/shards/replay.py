@@ -1,0 +1,145 @@
+"""The trainer's replay window: the newest positions of a game's shards, loaded whole into memory.
+
+Whole shards are read (random row reads from compressed chunks are slow). Shards are taken newest
+first (by generation, then created time) until `max_positions` rows are collected; from the oldest
+shard taken only its last rows are kept. Damaged or unreadable shards (or shards of another game)
+are moved to the quarantine directory with a `.reason.txt` beside them, logged once each and
+listed in `bad_shards`; they never stop the load.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from shared.layout import DataLayout
+from shared.shards import schema
+from shared.shards.reader import ShardInfo, read_shard, scan_shards
+from shared.shards.schema import ShardError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReplayWindow:
+    """Training positions, oldest first: states [N,S] int16, pi [N,A] float32, z [N] float32 (side to move),
+    generation [N] int32 (generation of the shard each row came from).
+
+    shard_names: shards used, newest first, as paths relative to the shards directory.
+    bad_shards: damaged shards found (and quarantined) during this load, same naming."""
+
+    states: np.ndarray
+    pi: np.ndarray
+    z: np.ndarray
+    generation: np.ndarray
+    shard_names: list[str] = field(default_factory=list)
+    bad_shards: list[str] = field(default_factory=list)
+
+    @property
+    def num_positions(self) -> int:
+        return int(self.states.shape[0])
+
+
+def _relative_name(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.name
+
+
+def quarantine_shard(path: Path, quarantine_dir: Path, problem: str, name: str | None = None) -> Path | None:
+    """Move a damaged shard into `quarantine_dir` (name flattened, '/' -> '__', never overwriting) and write
+    `<name>.reason.txt` with `problem`. Returns the new path, or None if the file was already gone or could
+    not be moved (then it is only reported)."""
+    flat = (name or path.name).replace("/", "__")
+    try:
+        quarantine_dir.mkdir(parents=True, exist_ok=True)
+        target = quarantine_dir / flat
+        if target.exists():
+            target = quarantine_dir / f"{flat}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}"
+        os.replace(path, target)
+        target.with_name(target.name + ".reason.txt").write_text(problem + "\n", encoding="utf-8")
+        return target
+    except FileNotFoundError:
+        return None  # another reader quarantined it first
+    except OSError as exc:
+        log.error("could not quarantine %s: %s", path, exc)
+        return None
+
+
+def _select_newest(infos: list[ShardInfo], max_generations: int | None) -> list[ShardInfo]:
+    newest_first = sorted(infos, key=lambda i: (i.generation, i.created, i.job_id), reverse=True)
+    if max_generations is None:
+        return newest_first
+    keep = set(sorted({i.generation for i in newest_first}, reverse=True)[:max_generations])
+    return [i for i in newest_first if i.generation in keep]
+
+
+def _check_limits(max_positions: int, max_generations: int | None) -> None:
+    if isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1:
+        raise ShardError(f"max_positions must be an integer >= 1, got {max_positions!r}")
+    if max_generations is not None and (not isinstance(max_generations, int) or max_generations < 1):
+        raise ShardError(f"max_generations must be None or an integer >= 1, got {max_generations!r}")
+
+
+def _empty_window(game, shard_names: list[str], bad: list[str]) -> ReplayWindow:
+    return ReplayWindow(
+        states=np.zeros((0, game.state_size), schema.STATES_DTYPE),  # [0, S] int16
+        pi=np.zeros((0, game.num_actions), schema.PI_DTYPE),  # [0, A] float32
+        z=np.zeros((0,), schema.Z_DTYPE),  # [0] float32
+        generation=np.zeros((0,), np.int32),  # [0] int32
+        shard_names=shard_names,
+        bad_shards=bad,
+    )
+
+
+def load_replay_window(
+    shards_dir: Path,
+    game,
+    max_positions: int,
+    max_generations: int | None = None,
+    quarantine_dir: Path | None = None,
+) -> ReplayWindow:
+    """Load up to `max_positions` newest positions of `game` from the shards under `shards_dir` (recursively).
+
+    max_generations: only shards of the newest N generations present. quarantine_dir: where damaged
+    shards go; default DataLayout.from_shards_dir(shards_dir).quarantine_dir.
+    Returns a ReplayWindow (possibly empty: N = 0) with rows oldest first.
+    """
+    _check_limits(max_positions, max_generations)
+    shards_dir = Path(shards_dir)
+    quarantine_dir = Path(quarantine_dir) if quarantine_dir else DataLayout.from_shards_dir(shards_dir).quarantine_dir
+    bad: list[str] = []
+
+    def report_bad(path: Path, problem: str) -> None:
+        name = _relative_name(path, shards_dir)
+        moved = quarantine_shard(path, quarantine_dir, problem, name)
+        log.warning("damaged shard %s quarantined to %s: %s", name, moved or "(not moved)", problem)
+        bad.append(name)
+
+    scan = scan_shards(shards_dir, recursive=True)
+    for damaged in scan.damaged:
+        report_bad(damaged.path, damaged.problem)
+    pieces, names, total = [], [], 0
+    for info in _select_newest(scan.infos, max_generations):
+        if total >= max_positions:
+            break
+        try:
+            shard = read_shard(info.path, game)
+        except ShardError as exc:
+            report_bad(info.path, str(exc))
+            continue
+        take = min(shard.num_positions, max_positions - total)
+        rows = slice(shard.num_positions - take, shard.num_positions)  # the newest rows of this shard
+        pieces.append((shard.states[rows], shard.pi[rows], shard.z[rows], np.full(take, shard.generation, np.int32)))
+        names.append(_relative_name(info.path, shards_dir))
+        total += take
+    if not pieces:
+        return _empty_window(game, names, bad)
+    pieces.reverse()  # oldest first
+    states, pi, z, generation = (np.concatenate(column) for column in zip(*pieces))
+    return ReplayWindow(states, pi, z, generation, names, bad)

@@ -1,0 +1,238 @@
+"""Match statistics for the gatekeeper: paired score intervals, Elo, promotion and early stopping.
+
+A gate match plays each opening twice with colours swapped; the two games form a *pair* and the
+pair's mean score (from candidate A's side) is one of 0, .25, .5, .75, 1. Pairs are independent,
+the two games of a pair are not (the opening favours one colour), so the interval is built from the
+pair means: score +/- t_{0.975, P-1} * sd(pair means) / sqrt(P), clipped to [0, 1].
+
+Degenerate case (P < 2 or all pair means equal, sd = 0): the t interval would have zero width, so a
+Wilson score interval is used on the pair level instead, treating the mean pair score p as a
+proportion over P trials. For any variable in [0, 1] with mean p the variance is at most p(1 - p),
+so this is the conservative (widest-variance) choice; e.g. 50 pairs all won give [0.93, 1].
+
+All pair scores are handled exactly in quarter units (integers 0..4).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+CONFIDENCE = 0.95
+PROMOTION_RULES = ("ci_low_above", "score_above")
+
+
+class StatsError(ValueError):
+    """Bad input to a statistics function; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class EvalStats:
+    """Result of a paired match from player A's side. Scores in [0, 1]; Elo is A minus B."""
+
+    games: int
+    pairs: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    ci_low: float
+    ci_high: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    interval: str  # "t" (pair-level t interval) or "wilson" (degenerate fallback, see module doc)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-serialisable dict (for the registry's gate record and reports)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Decision:
+    promote: bool
+    reason: str
+
+
+def _to_quarters(pair_scores: np.ndarray) -> np.ndarray:
+    """[P] float pair means in {0, .25, .5, .75, 1} -> [P] int64 quarter units 0..4 (validated)."""
+    scores = np.asarray(pair_scores, dtype=np.float64).reshape(-1)
+    quarters = np.rint(scores * 4.0)
+    if not np.all(np.isfinite(scores)) or np.any(np.abs(scores * 4.0 - quarters) > 1e-9):
+        raise StatsError("pair scores must be means of two games: each one of 0, 0.25, 0.5, 0.75 or 1")
+    if np.any((quarters < 0) | (quarters > 4)):
+        raise StatsError("pair scores must lie in [0, 1] (score of player A)")
+    return quarters.astype(np.int64)
+
+
+def _interval_from_moments(
+    pairs: int, qsum: np.ndarray, qsq: np.ndarray, confidence: float = CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised interval from exact quarter-unit moments.
+
+    pairs: P; qsum, qsq: [K] int64 sums of quarter scores and of their squares over the P pairs.
+    Returns (low [K] float64, high [K] float64, is_t [K] bool), clipped to [0, 1].
+    """
+    qsum = np.asarray(qsum, dtype=np.int64)
+    qsq = np.asarray(qsq, dtype=np.int64)
+    mean = qsum / (4.0 * pairs)
+    spread = pairs * qsq - qsum * qsum  # = 16 * P * (P-1) * sample variance; exact integer
+    is_t = (spread > 0) & (pairs >= 2)
+    # t interval (only used where is_t; the 'maximum' guards the unused entries)
+    sd = np.sqrt(np.maximum(spread, 0) / (16.0 * pairs * max(pairs - 1, 1)))
+    t_crit = scipy_stats.t.ppf(0.5 + confidence / 2.0, max(pairs - 1, 1))
+    t_half = t_crit * sd / math.sqrt(pairs)
+    # Wilson score interval on the pair level (degenerate fallback)
+    z = scipy_stats.norm.ppf(0.5 + confidence / 2.0)
+    shrink = 1.0 + z * z / pairs
+    centre = (mean + z * z / (2.0 * pairs)) / shrink
+    w_half = z / shrink * np.sqrt(mean * (1.0 - mean) / pairs + z * z / (4.0 * pairs * pairs))
+    low = np.where(is_t, mean - t_half, centre - w_half)
+    high = np.where(is_t, mean + t_half, centre + w_half)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0), is_t
+
+
+def pair_interval(pair_scores: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, str]:
+    """(low, high, method) of the mean pair score; pair_scores [P] float in {0, .25, .5, .75, 1}."""
+    quarters = _to_quarters(pair_scores)
+    if quarters.size == 0:
+        raise StatsError("no pairs played: an interval needs at least one pair of games")
+    low, high, is_t = _interval_from_moments(
+        quarters.size, np.array([quarters.sum()]), np.array([(quarters * quarters).sum()]), confidence
+    )
+    return float(low[0]), float(high[0]), "t" if is_t[0] else "wilson"
+
+
+def elo_from_score(score: float, games: int | None = None) -> float:
+    """Elo difference -400 * log10(1/score - 1). With `games`, the score is first clipped to
+    [0.5/games, 1 - 0.5/games] (a finite value for 0% or 100%); without, it must lie in (0, 1)."""
+    if games is not None:
+        if games < 1:
+            raise StatsError(f"games must be >= 1 to clip the score, got {games}")
+        score = min(max(score, 0.5 / games), 1.0 - 0.5 / games)
+    if not 0.0 < score < 1.0:
+        raise StatsError(f"score must be strictly between 0 and 1 for a finite Elo (got {score}); pass games to clip")
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def score_from_elo(elo: float) -> float:
+    """Expected score of a player `elo` points stronger: 1 / (1 + 10^(-elo/400))."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def paired_evaluation(pair_scores: np.ndarray, *, wins: int, draws: int, losses: int) -> EvalStats:
+    """Statistics of a paired match. pair_scores: [P] float, each pair's mean score for A in
+    {0, .25, .5, .75, 1}; wins/draws/losses: A's game counts (must add up to 2P and match the
+    mean score). Raises StatsError on inconsistent input."""
+    quarters = _to_quarters(pair_scores)
+    pairs = int(quarters.size)
+    games = 2 * pairs
+    if pairs == 0:
+        raise StatsError("no pairs played: play at least one opening (two games) before evaluating")
+    if min(wins, draws, losses) < 0 or wins + draws + losses != games:
+        raise StatsError(f"wins + draws + losses = {wins}+{draws}+{losses} must equal 2 * pairs = {games}")
+    if 2 * wins + draws != int(quarters.sum()):  # both sides = 4 * P * score
+        raise StatsError(
+            f"counts give score {(wins + 0.5 * draws) / games:.4f} but the pair scores average "
+            f"{quarters.mean() / 4:.4f}; pass the counts of the same games"
+        )
+    score = float(quarters.sum() / (4.0 * pairs))
+    ci_low, ci_high, method = pair_interval(quarters / 4.0)
+    return EvalStats(
+        games=games, pairs=pairs, wins=int(wins), draws=int(draws), losses=int(losses),
+        score=score, ci_low=ci_low, ci_high=ci_high,
+        elo=elo_from_score(score, games), elo_low=elo_from_score(ci_low, games),
+        elo_high=elo_from_score(ci_high, games), interval=method,
+    )
+
+
+def evaluate_game_results(results: np.ndarray) -> EvalStats:
+    """paired_evaluation from per-game results. results: [P, 2] int, each game's result from A's
+    side (+1 win, 0 draw, -1 loss); row p holds the two games of opening p (colours swapped)."""
+    results = np.asarray(results)
+    if results.ndim != 2 or results.shape[1] != 2 or not np.isin(results, (-1, 0, 1)).all():
+        raise StatsError(f"results must be a [P, 2] array of +1/0/-1 (A's side), got shape {results.shape}")
+    pair_scores = (results + 1).sum(axis=1) / 4.0  # [P] float64: each game scores (r + 1) / 2
+    return paired_evaluation(
+        pair_scores, wins=int((results == 1).sum()), draws=int((results == 0).sum()),
+        losses=int((results == -1).sum()),
+    )
+
+
+def _check_rule(rule: str, threshold: float) -> None:
+    if rule not in PROMOTION_RULES:
+        raise StatsError(f"unknown promotion rule {rule!r}; valid rules: {', '.join(PROMOTION_RULES)}")
+    if not 0.0 < threshold < 1.0:
+        raise StatsError(f"threshold must be a score strictly between 0 and 1, got {threshold}")
+
+
+def decide_promotion(stats: EvalStats, rule: str, threshold: float) -> Decision:
+    """Promote the candidate when, by `rule`, its score beats `threshold`:
+    "ci_low_above": ci_low > threshold (significantly better than threshold at 95%);
+    "score_above": score > threshold (e.g. 0.55, the classic AlphaGo Zero gate)."""
+    _check_rule(rule, threshold)
+    value, label = (stats.ci_low, "ci_low") if rule == "ci_low_above" else (stats.score, "score")
+    promote = value > threshold
+    summary = (
+        f"score {stats.score:.3f} [{stats.ci_low:.3f}, {stats.ci_high:.3f}] over {stats.games} games "
+        f"(+{stats.wins} ={stats.draws} -{stats.losses}), "
+        f"Elo {stats.elo:+.0f} [{stats.elo_low:+.0f}, {stats.elo_high:+.0f}]"
+    )
+    verdict = ">" if promote else "<="
+    return Decision(promote=promote, reason=f"{label} {value:.3f} {verdict} {threshold}: {summary}")
+
+
+def _completion_moments(partial: np.ndarray, remaining: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quarter-unit moments (qsum [K], qsq [K]) of the completions that bound the final decision.
+
+    For each possible quarter sum m = 0..4R of the R remaining pairs the mean is fixed, and the t-based
+    ci_low = mean - k * sd falls as the spread grows, so over completions with that sum it is extreme
+    at the most even completion (values b and b+1, b = m // R) and the most extreme one (as many 4s as
+    possible, one remainder, the rest 0), by majorisation. The most even completion may make every
+    pair equal, where the Wilson fallback applies instead; it is a candidate itself. The best t-based
+    completion with the same sum (one pair +1, one -1) never needs checking: the most even completion
+    of sum m + 1 has a higher mean and a smaller spread, so its ci_low is higher. Exact (see tests).
+    """
+    m = np.arange(4 * remaining + 1, dtype=np.int64)  # [K/2] possible remaining quarter sums
+    base, extra = np.divmod(m, remaining)
+    even_sq = extra * (base + 1) ** 2 + (remaining - extra) * base**2
+    fours, rest = np.divmod(m, 4)
+    extreme_sq = 16 * fours + rest**2
+    sums = np.concatenate([m, m])
+    squares = np.concatenate([even_sq, extreme_sq])
+    return sums + partial.sum(), squares + (partial * partial).sum()
+
+
+def forced_decision(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float) -> bool | None:
+    """The promotion decision if it no longer depends on the pairs still to play, else None.
+
+    partial_pair_scores: [k] float pair means played so far; total_pairs: pairs in the full match.
+    Exact: every possible result of the remaining pairs is covered (see _completion_moments).
+    """
+    _check_rule(rule, threshold)
+    partial = _to_quarters(partial_pair_scores)
+    remaining = total_pairs - partial.size
+    if total_pairs < 1 or remaining < 0:
+        raise StatsError(f"total_pairs ({total_pairs}) must be >= 1 and >= the pairs played ({partial.size})")
+    if rule == "score_above":  # the score depends only on the sum: all-loss and all-win bound it
+        qsum = partial.sum() + np.array([0, 4 * remaining])  # [2] quarter sums
+        outcomes = qsum / (4.0 * total_pairs) > threshold
+    elif remaining == 0:
+        low = _interval_from_moments(total_pairs, np.array([partial.sum()]), np.array([(partial * partial).sum()]))[0]
+        outcomes = low > threshold
+    else:
+        qsum, qsq = _completion_moments(partial, remaining)
+        outcomes = _interval_from_moments(total_pairs, qsum, qsq)[0] > threshold
+    if outcomes.all():
+        return True
+    if not outcomes.any():
+        return False
+    return None
+
+
+def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float) -> bool:
+    """True when no result of the remaining total_pairs - k pairs can change the decision of
+    `decide_promotion(rule, threshold)` on the full match (best and worst cases checked exactly)."""
+    return forced_decision(partial_pair_scores, total_pairs, rule, threshold) is not None

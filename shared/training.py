@@ -1,0 +1,104 @@
+"""Training math: sample augmented batches from a replay window and take optimiser steps.
+
+Loss = policy cross-entropy  -sum_a pi(a) log softmax(logits)(a)
+     + value_weight * (v - z)^2              (v and z from the side to move's point of view)
+and weight decay through the optimiser (decoupled for AdamW, L2 for SGD).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from shared.games import Game
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What one training run needs to know (built from the trainer's config section)."""
+
+    steps: int
+    batch_size: int
+    learning_rate: float
+    weight_decay: float
+    optimizer: str = "adamw"        # "adamw" or "sgd" (momentum 0.9, nesterov)
+    value_weight: float = 1.0
+    augment: bool = True
+    lr_final_fraction: float = 0.1  # cosine decay from learning_rate to learning_rate * this over `steps`
+    grad_clip: float = 5.0
+
+
+def sample_batch(
+    game: Game, states: np.ndarray, pi: np.ndarray, z: np.ndarray, batch_size: int, rng: np.random.Generator, augment: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw a random batch and apply one random symmetry per sample.
+
+    states [N, S] int16, pi [N, A] float32, z [N] float32 -> planes [n, C, H, W] float32, pi [n, A] float32,
+    z [n] float32 with n = batch_size.  Planes and policy targets are transformed together.
+    """
+    idx = rng.integers(0, states.shape[0], size=batch_size)
+    planes = game.encode(states[idx])          # [n, C, H, W] float32
+    targets = pi[idx].astype(np.float32)       # [n, A] float32
+    if augment and game.num_symmetries > 1:
+        ks = rng.integers(0, game.num_symmetries, size=batch_size)
+        for k in range(1, game.num_symmetries):
+            sel = np.flatnonzero(ks == k)
+            if sel.size:
+                planes[sel] = game.transform_planes(planes[sel], k)
+                targets[sel] = game.transform_policy(targets[sel], k)
+    return planes, targets, z[idx].astype(np.float32)
+
+
+def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
+    """The optimiser the settings name; weight decay is not applied to biases and batch-norm weights."""
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        (no_decay if param.ndim <= 1 else decay).append(param)
+    groups = [{"params": decay, "weight_decay": settings.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    if settings.optimizer == "sgd":
+        return torch.optim.SGD(groups, lr=settings.learning_rate, momentum=0.9, nesterov=True)
+    if settings.optimizer == "adamw":
+        return torch.optim.AdamW(groups, lr=settings.learning_rate)
+    raise ValueError(f"unknown optimizer {settings.optimizer!r}; use adamw or sgd")
+
+
+def learning_rate_at(step: int, settings: TrainSettings) -> float:
+    """Cosine schedule from learning_rate down to learning_rate * lr_final_fraction at the last step."""
+    progress = min(1.0, step / max(1, settings.steps - 1))
+    floor = settings.learning_rate * settings.lr_final_fraction
+    return floor + 0.5 * (settings.learning_rate - floor) * (1.0 + math.cos(math.pi * progress))
+
+
+def losses(model: torch.nn.Module, planes: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, value_weight: float):
+    """(total, policy cross-entropy, value MSE) for one batch; tensors on the model's device."""
+    logits, value = model(planes)
+    policy_loss = -(pi * F.log_softmax(logits.float(), dim=1)).sum(dim=1).mean()
+    value_loss = F.mse_loss(value.float(), z)
+    return policy_loss + value_weight * value_loss, policy_loss, value_loss
+
+
+def train_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: tuple[np.ndarray, np.ndarray, np.ndarray],
+    settings: TrainSettings,
+    step: int,
+    device: str,
+) -> dict[str, float]:
+    """One optimiser step on a sampled batch; returns {"loss", "policy_loss", "value_loss", "lr"}."""
+    model.train()
+    lr = learning_rate_at(step, settings)
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    planes, pi, z = (torch.from_numpy(a).to(device) for a in batch)
+    use_bf16 = device.startswith("cuda")
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_bf16):
+        total, policy_loss, value_loss = losses(model, planes, pi, z, settings.value_weight)
+    optimizer.zero_grad(set_to_none=True)
+    total.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+    optimizer.step()
+    return {"loss": float(total), "policy_loss": float(policy_loss), "value_loss": float(value_loss), "lr": lr}

