@@ -12,7 +12,8 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from services.gatekeeper import split_openings, summarize_match
-from services.jobqueue import QUEUE_EVAL, JobSpec, WaitProgress, connect, enqueue, namespace_for, wait_for_jobs
+from services.jobqueue import (QUEUE_EVAL, JobSpec, WaitProgress, connect, enqueue, namespace_for, ttl_kwargs,
+                               wait_for_jobs)
 from shared.config import PipelineConfig
 from shared.stats import can_stop_early
 
@@ -35,7 +36,8 @@ def match_specs(data_dir: str, config: dict[str, Any], tag: str, player_a: str, 
                         "opening_indices": chunk, "num_openings": openings, "simulations": simulations,
                         "seed": seed + i},
                 queue=QUEUE_EVAL, job_id=f"{prefix}-m{i:03d}", timeout_s=cfg.pipeline.eval_timeout_s,
-                description=f"{cfg.game.name} {tag}: {player_a} vs {player_b}, openings {chunk[0]}..")
+                description=f"{cfg.game.name} {tag}: {player_a} vs {player_b}, openings {chunk[0]}..",
+                **ttl_kwargs(cfg.pipeline))
         for i, chunk in enumerate(split_openings(openings, jobs))
     ]
 

@@ -13,7 +13,8 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from flows.gate import gate_flow
 from flows.promote import decide_flow
-from services.jobqueue import QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, WaitProgress, connect, namespace_for, run_jobs
+from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, WaitProgress, connect, namespace_for, run_jobs,
+                               ttl_kwargs)
 from shared.config import PipelineConfig
 from shared.games import make_game
 from shared.layout import DataLayout
@@ -71,7 +72,7 @@ def run_selfplay(data_dir: str, redis_url: str, config: dict[str, Any], generati
                     "model_version": model_version, "job_id": f"{prefix}-sp{i:04d}",
                     "seed": cfg.pipeline.seed * 1_000_003 + generation * 10_007 + i},
             queue=QUEUE_SELFPLAY, job_id=f"{prefix}-sp{i:04d}", timeout_s=cfg.pipeline.selfplay_timeout_s,
-            description=f"{cfg.game.name} gen {generation} self-play {i}",
+            description=f"{cfg.game.name} gen {generation} self-play {i}", **ttl_kwargs(cfg.pipeline),
         )
         for i in range(cfg.selfplay.jobs_per_generation)
     ]
@@ -96,7 +97,7 @@ def run_training(data_dir: str, redis_url: str, config: dict[str, Any], generati
                    kwargs={"data_dir": data_dir, "config": config, "generation": generation,
                            "parent_version": parent, "seed": cfg.pipeline.seed + generation},
                    queue=QUEUE_TRAIN, job_id=job_id, timeout_s=cfg.pipeline.train_timeout_s,
-                   description=f"{cfg.game.name} gen {generation} training")
+                   description=f"{cfg.game.name} gen {generation} training", **ttl_kwargs(cfg.pipeline))
     result = run_jobs(connect(redis_url), [spec], timeout_s=cfg.pipeline.wait_timeout_s)[job_id]
     logger.info("gen %d training: candidate %s from %s, %s steps on %s positions, loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result["version"], parent, result.get("steps"),

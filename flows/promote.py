@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
 
 from flows.gate import match_specs, run_match
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
+from shared.strength_plot import strength_markdown, strength_points, write_strength_plot
 
 
 def _registry(data_dir: str, game: str) -> ModelRegistry:
@@ -67,4 +69,13 @@ def decide_flow(game: str, generation: int, data_dir: str, redis_url: str, confi
         registry.set_gate_result(candidate, {**gate, "anchor": anchor})
         logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", game, generation, candidate,
                     anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
+    publish_strength(data_dir, game, registry)
     return {"promoted": True, "best": candidate}
+
+
+def publish_strength(data_dir: str, game: str, registry: ModelRegistry) -> None:
+    """Redraw the strength-over-generations PNG beside the registry and attach it to the flow run."""
+    points = strength_points(registry)
+    png = write_strength_plot(points, DataLayout(Path(data_dir), game).game_dir / "strength.png", f"{game} strength")
+    create_markdown_artifact(key=f"{game}-strength".lower().replace("_", "-"), markdown=strength_markdown(points, png),
+                             description="Elo over generations")

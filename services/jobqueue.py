@@ -58,6 +58,8 @@ class JobSpec:
     timeout_s: int
     description: str = ""
     retries: int = 2
+    result_ttl_s: int = 86_400
+    failure_ttl_s: int = 604_800
 
 
 @dataclass
@@ -72,7 +74,12 @@ class WaitProgress:
     results: dict[str, Any] = field(default_factory=dict)
 
 
-def enqueue(connection: Redis, spec: JobSpec, result_ttl_s: int = 86400) -> Job:
+def ttl_kwargs(pipeline) -> dict[str, int]:
+    """JobSpec keyword arguments for result/failure TTLs from a config's [pipeline] section."""
+    return {"result_ttl_s": pipeline.result_ttl_s, "failure_ttl_s": pipeline.failure_ttl_s}
+
+
+def enqueue(connection: Redis, spec: JobSpec) -> Job:
     """Enqueue `spec` unless a job with its id already finished or is running; return the rq Job."""
     serializer = JSONSerializer
     existing = Job.fetch_many([spec.job_id], connection=connection, serializer=serializer)[0]
@@ -86,8 +93,8 @@ def enqueue(connection: Redis, spec: JobSpec, result_ttl_s: int = 86400) -> Job:
         func=spec.func,
         kwargs=spec.kwargs,
         timeout=spec.timeout_s,
-        result_ttl=result_ttl_s,
-        failure_ttl=result_ttl_s,
+        result_ttl=spec.result_ttl_s,
+        failure_ttl=spec.failure_ttl_s,
         job_id=spec.job_id,
         description=spec.description or spec.job_id,
         retry=Retry(max=spec.retries) if spec.retries > 0 else None,
@@ -119,7 +126,7 @@ def wait_for_jobs(
     """Block until every job finished; return {job_id: return value}.
 
     Raises JobFailedError as soon as one job has failed for good (retries exhausted), naming it and the
-    last line of its traceback, and JobsTimeoutError when `timeout_s` passes (saying how many jobs never
+    last line of its traceback, or was stopped or canceled, and JobsTimeoutError when `timeout_s` passes (saying how many jobs never
     started, the usual sign that no worker listens on the queue).
     """
     start = time.monotonic()
@@ -138,6 +145,9 @@ def wait_for_jobs(
             elif status == JobStatus.FAILED:
                 failed += 1
                 raise JobFailedError(f"job {job_id} failed: {_failure_text(job)}")
+            elif status in (JobStatus.STOPPED, JobStatus.CANCELED):  # final: no worker will ever run it
+                raise JobFailedError(f"job {job_id} was {status.value} by hand and will never finish; "
+                                     "re-run the flow to enqueue it again")
             elif status == JobStatus.STARTED:
                 started += 1
         elapsed = time.monotonic() - start
@@ -163,10 +173,9 @@ def run_jobs(
     *,
     timeout_s: float,
     progress: Callable[[WaitProgress], None] | None = None,
-    result_ttl_s: int = 86400,
 ) -> dict[str, Any]:
     """Enqueue all `specs` (skipping finished ones) and wait for them; returns {job_id: result}."""
     for spec in specs:
-        enqueue(connection, spec, result_ttl_s=result_ttl_s)
+        enqueue(connection, spec)
     queues = tuple(sorted({s.queue for s in specs})) or ALL_QUEUES
     return wait_for_jobs(connection, [s.job_id for s in specs], timeout_s=timeout_s, progress=progress, queues=queues)

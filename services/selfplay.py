@@ -2,7 +2,8 @@
 
 `selfplay_job` is both the rq job (enqueued by dotted path with JSON arguments) and what
 `zeroforge selfplay` runs by hand.  The shard is named after the job id, so a retried job never leaves
-a duplicate: if the shard already exists the job returns its summary without playing again.
+a duplicate: if the shard already exists the job returns its summary without playing again (a damaged
+one is moved to the quarantine folder and the games are played again).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from shared.games import make_game
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
 from shared.search.selfplay import play_selfplay_games
-from shared.shards import read_shard, write_shard
+from shared.shards import ShardError, quarantine_shard, read_shard, write_shard
 
 
 def selfplay_job(
@@ -37,8 +38,11 @@ def selfplay_job(
     out_dir = layout.generation_shards_dir(generation)
     existing = out_dir / f"{job_id}.h5"
     if existing.exists():
-        shard = read_shard(existing, game=game)
-        return _summary(existing, shard.z.shape[0], np.asarray(shard.game_results), 0.0, reused=True)
+        try:
+            shard = read_shard(existing, game=game)
+            return _summary(existing, shard.z.shape[0], np.asarray(shard.game_results), 0.0, reused=True)
+        except ShardError as exc:  # a damaged file must not fail every retry: move it aside and play again
+            quarantine_shard(existing, layout.quarantine_dir, str(exc), f"{out_dir.name}/{existing.name}")
     registry = ModelRegistry(layout.registry_dir)
     version = registry.get(model_version)
     evaluator = cached_evaluator(Path(version.path), game, job_device(), version.checksum)

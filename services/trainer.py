@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tempfile
@@ -44,6 +45,8 @@ def train_settings(cfg: PipelineConfig) -> TrainSettings:
         optimizer=t.optimizer,
         value_weight=t.value_weight,
         augment=t.augment,
+        lr_final_fraction=t.lr_final_fraction,
+        grad_clip=t.grad_clip,
     )
 
 
@@ -67,15 +70,26 @@ def _save_checkpoint(path: Path, model, optimizer, step: int, history: list[dict
             os.unlink(tmp)
 
 
-def _load_checkpoint(path: Path, model, optimizer) -> tuple[int, list[dict[str, float]]]:
-    """Restore model and optimiser from `path`; returns (step, loss history). Unreadable -> start over."""
+def _load_checkpoint(path: Path, model, optimizer, steps: int) -> tuple[int, list[dict[str, float]]]:
+    """Restore model and optimiser from `path`; returns (step, loss history).
+
+    An unreadable or inconsistent checkpoint is ignored with a warning: the model and optimiser are left
+    (or put back) exactly as they were, i.e. the parent model and a fresh optimiser, and training starts over.
+    """
+    model_before = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer_before = copy.deepcopy(optimizer.state_dict())
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
+        step, history = int(payload["step"]), list(payload["history"])
+        if not 0 <= step <= steps or len(history) != step:
+            raise ValueError(f"step {step} with {len(history)} loss records does not fit a run of {steps} steps")
         model.load_state_dict(payload["model"])
         optimizer.load_state_dict(payload["optimizer"])
-        return int(payload["step"]), list(payload["history"])
+        return step, history
     except Exception as exc:  # a damaged checkpoint costs progress, never the job
         log.warning("ignoring unreadable checkpoint %s (%s); training from the parent model", path, exc)
+        model.load_state_dict(model_before)  # undo a partial load
+        optimizer.load_state_dict(optimizer_before)
         return 0, []
 
 
@@ -89,7 +103,7 @@ def _existing_candidate(registry: ModelRegistry, generation: int, parent: str):
 def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str):
     model = loaded.model.to(device)
     optimizer = make_optimizer(model, settings)
-    step, history = (_load_checkpoint(ckpt, model, optimizer) if ckpt.exists() else (0, []))
+    step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
     rng = np.random.default_rng([seed, step])
     while step < settings.steps:
         batch = sample_batch(game, window.states, window.pi, window.z, settings.batch_size, rng, settings.augment)
@@ -114,8 +128,12 @@ def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_
     game = make_game(cfg.game.name)
     layout = DataLayout(Path(data_dir), game.name)
     registry = ModelRegistry(layout.registry_dir)
+    ckpt = _checkpoint_path(layout, generation, parent_version)
+    out = layout.checkpoints_dir / f"gen-{generation:06d}-from-{parent_version}-candidate.pt"
     done = _existing_candidate(registry, generation, parent_version)
-    if done is not None:
+    if done is not None:  # a previous run registered it (perhaps killed before cleaning up its files)
+        ckpt.unlink(missing_ok=True)
+        out.unlink(missing_ok=True)
         return {"version": done.version, "parent": parent_version, "generation": generation, "reused": True, **done.training}
     window = load_replay_window(layout.shards_dir, game, cfg.train.replay_window_positions,
                                 cfg.train.replay_window_generations)
@@ -126,7 +144,6 @@ def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_
     parent = registry.get(parent_version)
     loaded = load_model(parent.path, device="cpu", expected_game=game)
     settings = train_settings(cfg)
-    ckpt = _checkpoint_path(layout, generation, parent_version)
     start = time.perf_counter()
     model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, seed, device)
     training = {
@@ -142,7 +159,6 @@ def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_
         "seconds": round(time.perf_counter() - start, 2),
         "device": device,
     }
-    out = layout.checkpoints_dir / f"gen-{generation:06d}-candidate.pt"
     save_model(out, model, game, {"generation": generation, "parent": parent_version, "training": training})
     version = registry.register(out, status="candidate", parent=parent_version, generation=generation, training=training)
     out.unlink(missing_ok=True)

@@ -101,4 +101,4 @@ def train_step(
     total.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
     optimizer.step()
-    return {"loss": float(total), "policy_loss": float(policy_loss), "value_loss": float(value_loss), "lr": lr}
+    return {"loss": total.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "lr": lr}

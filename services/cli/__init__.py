@@ -25,6 +25,11 @@ def _register() -> None:
 
     main.add_command(shards.shards)
     main.add_command(models.models)
+    from services.cli import analyze, eval as eval_cli, play
+
+    main.add_command(eval_cli.eval_command)
+    main.add_command(analyze.analyze)
+    main.add_command(play.play)
 
 
 _register()

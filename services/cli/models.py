@@ -52,6 +52,14 @@ def _gate_text(gate: dict[str, Any] | None) -> str:
     return text
 
 
+def _anchor_text(gate: dict[str, Any] | None) -> str:
+    """'vs pure-mcts:1000 0.812, Elo +254' from a gate result's anchor match, '' when there is none."""
+    anchor = (gate or {}).get("anchor")
+    if not isinstance(anchor, dict) or not isinstance(anchor.get("elo"), (int, float)):
+        return ""
+    return f"{anchor.get('opponent', '?')}: {anchor['score']:.3f}, Elo {anchor['elo']:+.0f}"
+
+
 def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
     return {**record.to_dict(), "best": record.version == best}
 
@@ -71,8 +79,8 @@ def ls_command(registry: ModelRegistry, as_json: bool) -> None:
         click.echo(json.dumps([_version_json(r, best) for r in records], indent=2))
         return
     rows = [(("*" if r.version == best else " ") + r.version, r.status, r.generation, r.parent or "-",
-             _gate_text(r.gate) or "-", r.created[:19]) for r in records]
-    click.echo(text_table(["version", "status", "gen", "parent", "gate score [CI]", "created (UTC)"], rows))
+             _gate_text(r.gate) or "-", _anchor_text(r.gate) or "-", r.created[:19]) for r in records]
+    click.echo(text_table(["version", "status", "gen", "parent", "gate score [CI]", "anchor", "created (UTC)"], rows))
     click.echo(f"{len(records)} versions; best: {best or 'none yet'}")
 
 

@@ -31,7 +31,7 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "batch_size": 128, "steps_per_generation": 150, "replay_window_positions": 20_000,
             "replay_window_generations": 6, "checkpoint_every": 100,
         },
-        "gate": {"games": 100, "simulations": 32, "jobs": 2, "anchor": "pure-mcts:200", "anchor_games": 20},
+        "gate": {"simulations": 32, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
         "pipeline": {"generations": 10},
     },
     "connect4": {

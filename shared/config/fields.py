@@ -40,14 +40,6 @@ def _check_device(value: str) -> str:
     return value
 
 
-def _check_queue_name(value: str) -> str:
-    if not _QUEUE_PATTERN.match(value):
-        raise ValueError(
-            "queue name must be letters, digits, '_', '-' or '.', without spaces or commas"
-        )
-    return value
-
-
 def _check_redis_url(value: str | None) -> str | None:
     if value is not None and not value.startswith(_REDIS_SCHEMES):
         raise ValueError(
@@ -64,7 +56,6 @@ def _expand_path(value: Path | None) -> Path | None:
 #: "cpu", "cuda" or "cuda:N" (availability is checked by the process that uses it, not here).
 Device = Annotated[str, AfterValidator(_check_device)]
 #: An rq queue name.
-QueueName = Annotated[str, AfterValidator(_check_queue_name)]
 #: An optional Redis URL (redis://, rediss:// or unix://).
 RedisUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValidator(_check_redis_url)]
 #: An optional filesystem path; "~" is expanded.

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, QueueName, RedisUrl, Section
+from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
@@ -199,9 +199,6 @@ class PipelineSection(Section):
     redis_url: RedisUrl = Field(
         default=None, description='Redis URL for rq ("none" = REDIS_URL, else a private local server).'
     )
-    selfplay_queue: QueueName = Field(default="selfplay", description="rq queue of self-play jobs.")
-    train_queue: QueueName = Field(default="train", description="rq queue of training jobs.")
-    eval_queue: QueueName = Field(default="eval", description="rq queue of gate and anchor jobs.")
     selfplay_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one self-play job (seconds).")
     train_timeout_s: int = Field(default=7200, ge=10, description="rq job timeout of one training job (seconds).")
     eval_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one gate/anchor job (seconds).")

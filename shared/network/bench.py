@@ -211,7 +211,7 @@ def format_report(result: dict[str, Any]) -> str:
         ("network", f"{net['blocks']}x{net['channels']} (value hidden {net['value_hidden']}), "
                     f"{net['parameters']:,} parameters"),
         ("search", f"{result['games']} games x {result['moves']} moves, {result['sims']} sims, "
-                   f"{result['leaves_per_step']} leaf/leaves per step"),
+                   f"{result['leaves_per_step']} leaves per tree per network call"),
         ("forward (batch %d)" % result["forward_batch"], f"{result['forward_positions_per_s']:,.0f} positions/s"),
         ("batched self-play", f"{result['simulations_per_s']:,.0f} simulations/s, {result['moves_per_s']:,.2f} moves/s "
                               f"({result['positions_played']} moves in {result['selfplay_seconds']:.2f} s)"),

@@ -19,7 +19,7 @@ def _children(game: Game, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return rows, actions, game.step(states[rows], actions)
 
 
-def _board_keys(game: Game, states: np.ndarray) -> list[bytes]:
+def board_keys(game: Game, states: np.ndarray) -> list[bytes]:
     cells = np.ascontiguousarray(states[:, : game.num_cells])
     return [row.tobytes() for row in cells]
 
@@ -44,14 +44,14 @@ def solve_values(game: Game) -> dict[bytes, int]:
                         "use PureMCTSPlayer or MCTSPlayer for other games")
     values: dict[bytes, int] = {}
     for level in reversed(_positions_by_ply(game)):
-        keys = _board_keys(game, level)
+        keys = board_keys(game, level)
         done = game.is_terminal(level)
         result = game.terminal_value(level).astype(np.int64)          # side to move at each position
         live = np.flatnonzero(~done)
         if live.size:
             rows, _, kids = _children(game, level[live])
             # Negamax sign flip: a child's value is from the opponent's view.
-            child_values = -np.array([values[k] for k in _board_keys(game, kids)], np.int64)
+            child_values = -np.array([values[k] for k in board_keys(game, kids)], np.int64)
             best = np.full(live.size, -2, np.int64)
             np.maximum.at(best, rows, child_values)
             result[live] = best
@@ -65,5 +65,5 @@ def move_values(game: Game, states: np.ndarray) -> np.ndarray:
     out = np.full((states.shape[0], game.num_actions), -np.inf, np.float32)
     rows, actions, kids = _children(game, states)
     # Sign flip: the child's value is from the opponent's view.
-    out[rows, actions] = [-values[k] for k in _board_keys(game, kids)]
+    out[rows, actions] = [-values[k] for k in board_keys(game, kids)]
     return out

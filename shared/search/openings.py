@@ -10,6 +10,10 @@ de-duplicated, put in a seeded random order, and the first `count` are returned.
 (uniform length, then uniformly random allowed moves) until `count` distinct positions are found or the
 attempts run out. Whenever fewer distinct openings exist (or were found) than `count`, the list repeats
 cyclically: opening i = distinct[i % len(distinct)].
+
+Tic-tac-toe keeps only openings whose game-theoretic value is a draw (solved exactly): a random 2-ply
+opening can be a forced win for one side, and then even perfect play loses one game of the pair, which
+would make "never loses to minimax" meaningless as a strength test.
 """
 from __future__ import annotations
 
@@ -95,6 +99,14 @@ def _sample(game: Game, lengths: tuple[int, ...], allowed: np.ndarray, count: in
     return list(found.values())
 
 
+def _drawn_only(game: Game, openings: list[list[int]]) -> list[list[int]]:
+    """The openings whose exact minimax value is a draw (tic-tac-toe only)."""
+    from shared.search.minimax import board_keys, solve_values
+
+    values = solve_values(game)
+    return [moves for moves in openings if values[board_keys(game, game.play_moves(moves))[0]] == 0]
+
+
 def opening_set(game: Game, count: int, seed: int) -> list[list[int]]:
     """`count` openings (action lists) for `game`, deterministic for a seed; see the module docstring's rule."""
     if count < 1:
@@ -106,6 +118,8 @@ def opening_set(game: Game, count: int, seed: int) -> list[list[int]]:
         distinct = [distinct[i] for i in rng.permutation(len(distinct))]
     else:
         distinct = _sample(game, lengths, allowed, count, rng)
+    if game.name == "tictactoe":
+        distinct = _drawn_only(game, distinct)
     if not distinct:
         raise ArenaError(f"{game.name}: no non-terminal opening of {lengths} plies exists")
     return [list(distinct[i % len(distinct)]) for i in range(count)]

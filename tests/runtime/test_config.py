@@ -58,7 +58,7 @@ def test_tictactoe_defaults_are_small():
     cfg = load_config(PipelineConfig, "tictactoe", env=None)
     assert cfg.search.simulations <= 50 and cfg.gate.simulations <= 50
     assert cfg.selfplay.games_per_job * cfg.selfplay.jobs_per_generation <= 512
-    assert cfg.gate.anchor == "pure-mcts:200" and cfg.pipeline.generations is not None
+    assert cfg.gate.anchor == "minimax" and cfg.gate.games == 400 and cfg.pipeline.generations is not None
     assert load_config(PipelineConfig, "connect4", env=None).gate.anchor == "pure-mcts:1000"
 
 

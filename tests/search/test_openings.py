@@ -34,8 +34,19 @@ def test_gomoku_openings_stay_near_the_centre() -> None:
 
 def test_small_spaces_repeat_cyclically() -> None:
     game = make_game("tictactoe")
-    openings = opening_set(game, 100, seed=3)                       # only 9 + 72 = 81 distinct openings
-    assert len(_positions(game, openings[:81])) == 81
-    assert openings[81:] == openings[:19]
+    openings = opening_set(game, 100, seed=3)      # 9 + 72 = 81 openings, of which 9 + 24 are drawn
+    assert len(_positions(game, openings[:33])) == 33
+    assert openings[33:66] == openings[:33]
     with pytest.raises(ArenaError):
         opening_set(game, 0, seed=3)
+
+
+def test_tictactoe_openings_are_all_drawn_with_perfect_play() -> None:
+    from shared.search.minimax import board_keys, solve_values
+
+    game = make_game("tictactoe")
+    values = solve_values(game)
+    openings = opening_set(game, 200, seed=0)
+    assert all(values[board_keys(game, game.play_moves(o))[0]] == 0 for o in openings)
+    # A forced loss such as X centre, O edge is never used.
+    assert [4, 1] not in openings

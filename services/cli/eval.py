@@ -1,0 +1,89 @@
+"""`zeroforge eval A B`: a paired match between any two players, with the gate's openings and statistics.
+
+    zeroforge eval best pure-mcts:400 --game connect4 --games 100 --sims 64
+    zeroforge eval minimax random --game tictactoe --games 40 --json
+
+Players are player specs (shared.player_spec): a registry version, best, shipped, a model file, random,
+pure-mcts:N or minimax (tic-tac-toe). The logic lives in shared.evaluation; this module parses and prints.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from services.cli.play_common import (
+    checked_device, data_dir_option, device_option, game_and_registry, game_option, user_errors,
+)
+from shared.shards.show import text_table
+
+
+def _progress_printer():
+    """(callback, finish) that show a rich progress bar on stderr when it is a terminal, else (None, no-op)."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    progress = Progress("games", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=True)
+    task = progress.add_task("games", total=None)
+    progress.start()
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return update, progress.stop
+
+
+def format_report(report: dict) -> str:
+    """The eval report as a small table plus one line of settings."""
+    rows = [
+        ("games", f"{report['games']} ({report['pairs']} openings x 2 colours)"),
+        ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),
+        ("score of A [95% CI]", f"{report['score']:.3f} [{report['ci_low']:.3f}, {report['ci_high']:.3f}]"),
+        ("Elo A - B [95% CI]", f"{report['elo']:+.0f} [{report['elo_low']:+.0f}, {report['elo_high']:+.0f}]"),
+    ]
+    title = f"A = {report['player_a']}   B = {report['player_b']}   ({report['game']})"
+    footer = (f"{report['sims']} simulations per move for network players; opening seed {report['opening_seed']}; "
+              f"{report['seconds']:.1f} s")
+    return "\n".join([title, text_table(["", "value"], rows), footer])
+
+
+@click.command("eval")
+@click.argument("player_a")
+@click.argument("player_b")
+@game_option
+@click.option("--games", type=int, required=True, help="Games to play; even: games/2 openings, each played twice.")
+@click.option("--sims", type=int, default=None,
+              help="Simulations per move for network players [default: the game's gate simulations].")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Random seed of the players (A gets SEED, B SEED+1).")
+@click.option("--opening-seed", type=int, default=None, help="Seed of the opening set [default: the gate's].")
+@data_dir_option
+@device_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
+def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims: int | None, seed: int,
+                 opening_seed: int | None, data_dir: Path | None, device: str, as_json: bool) -> None:
+    """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
+
+    Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
+    model file. Openings come from the gate's fixed opening set; each is played twice with colours swapped.
+    """
+    from shared.evaluation import check_game_count, default_eval_simulations, evaluate_players
+
+    device = checked_device(device)
+    with user_errors():
+        check_game_count(games)
+        game, registry_dir = game_and_registry(game_name, data_dir)
+        simulations = sims if sims is not None else default_eval_simulations(game.name)
+        update, finish = _progress_printer()
+        try:
+            report = evaluate_players(game, player_a, player_b, games=games, simulations=simulations, seed=seed,
+                                      opening_seed=opening_seed, registry_dir=registry_dir, device=device,
+                                      progress=update)
+        finally:
+            finish()
+    click.echo(json.dumps(report, sort_keys=True) if as_json else format_report(report))

@@ -1,0 +1,89 @@
+"""Strength over generations: the anchored Elo curve of every promoted model, as a table and a PNG.
+
+Two curves, both read from the registry's gate results:
+- anchor Elo: each new best model's Elo difference against the game's fixed baseline (gate.anchor), with
+  its 95% interval: an absolute scale that does not drift;
+- cumulative gate Elo: the sum of the gate Elo differences of the promoted candidates (relative, drifts).
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.registry import ModelRegistry
+
+
+@dataclass(frozen=True)
+class StrengthPoint:
+    """One promoted version's strength figures."""
+
+    version: str
+    generation: int
+    gate_elo_cumulative: float
+    anchor: str | None
+    anchor_score: float | None
+    anchor_elo: float | None
+    anchor_elo_low: float | None
+    anchor_elo_high: float | None
+
+
+def strength_points(registry: ModelRegistry) -> list[StrengthPoint]:
+    """The promoted versions (and the initial model) in generation order, with their figures."""
+    points, cumulative = [], 0.0
+    for v in sorted(registry.list(), key=lambda v: (v.generation, v.version)):
+        if v.status != "promoted" and not (v.gate or {}).get("promote"):
+            continue
+        gate = v.gate or {}
+        if v.generation > 0 and "elo" in gate:
+            cumulative += float(gate["elo"])
+        anchor = gate.get("anchor") or {}
+        points.append(StrengthPoint(v.version, v.generation, cumulative, anchor.get("opponent"), anchor.get("score"),
+                                    anchor.get("elo"), anchor.get("elo_low"), anchor.get("elo_high")))
+    return points
+
+
+def write_strength_plot(points: list[StrengthPoint], path: Path, title: str) -> Path | None:
+    """Draw both curves to a PNG at `path` (written atomically); None when there is nothing to plot."""
+    if not points:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    gens = [p.generation for p in points]
+    ax.plot(gens, [p.gate_elo_cumulative for p in points], "o-", label="cumulative gate Elo (relative)")
+    anchored = [p for p in points if p.anchor_elo is not None]
+    if anchored:
+        ax.errorbar([p.generation for p in anchored], [p.anchor_elo for p in anchored],
+                    yerr=[[p.anchor_elo - p.anchor_elo_low for p in anchored],
+                          [p.anchor_elo_high - p.anchor_elo for p in anchored]],
+                    fmt="s-", capsize=3, label=f"Elo vs {anchored[-1].anchor} (95% CI)")
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("Elo")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format="png")
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def strength_markdown(points: list[StrengthPoint], png: Path | None) -> str:
+    """A markdown table of the curve, with the PNG inlined (for the Prefect artifact)."""
+    rows = ["| generation | version | cumulative gate Elo | anchor | score | Elo [95% CI] |", "|---|---|---|---|---|---|"]
+    for p in points:
+        anchor = (f"{p.anchor} | {p.anchor_score:.3f} | {p.anchor_elo:+.0f} [{p.anchor_elo_low:+.0f}, "
+                  f"{p.anchor_elo_high:+.0f}]") if p.anchor_elo is not None else "- | - | -"
+        rows.append(f"| {p.generation} | {p.version} | {p.gate_elo_cumulative:+.0f} | {anchor} |")
+    image = ""
+    if png is not None and png.exists():
+        image = f"\n\n![strength](data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()})\n\n`{png}`"
+    return "## Strength over generations\n\n" + "\n".join(rows) + image
