@@ -64,7 +64,9 @@ def run_selfplay(data_dir: str, redis_url: str, config: dict[str, Any], generati
     """Enqueue this generation's self-play jobs, wait for them with progress; return totals."""
     logger = get_run_logger()
     cfg = PipelineConfig.model_validate(config)
-    prefix = job_prefix(data_dir, cfg.game.name, generation)
+    # The model version is part of the job ids: after a manual promote or rollback, an unfinished
+    # generation plays its remaining games with the new best instead of reusing the old model's jobs.
+    prefix = f"{job_prefix(data_dir, cfg.game.name, generation)}-m{model_version}"
     specs = [
         JobSpec(
             func="services.selfplay.selfplay_job",

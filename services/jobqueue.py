@@ -126,8 +126,8 @@ def wait_for_jobs(
     """Block until every job finished; return {job_id: return value}.
 
     Raises JobFailedError as soon as one job has failed for good (retries exhausted), naming it and the
-    last line of its traceback, or was stopped or canceled, and JobsTimeoutError when `timeout_s` passes (saying how many jobs never
-    started, the usual sign that no worker listens on the queue).
+    last line of its traceback, or was stopped or canceled by hand; and JobsTimeoutError when `timeout_s`
+    passes (saying how many jobs never started, the usual sign that no worker listens on the queue).
     """
     start = time.monotonic()
     results: dict[str, Any] = {}

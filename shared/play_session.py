@@ -66,6 +66,12 @@ class PlaySession:
             return "draw"
         return "you win" if winner == self.human_player else "the AI wins"
 
+    def start_from(self, moves_text: str) -> None:
+        """Continue from the position after `moves_text` (game notation; GameError if unreadable or illegal)."""
+        actions = self.game.parse_moves(moves_text)
+        self.state = self.game.play_moves(actions)[0]     # [S] int16
+        self.moves = list(actions)
+
     # ----- moves -----------------------------------------------------------------------------------------
     def _play(self, action: int) -> None:
         self.state = self.game.step(self.state[None], np.array([action], np.int64))[0]

@@ -1,35 +1,42 @@
-"""The `zeroforge` command: one click group, one module per subcommand family."""
+"""The `zeroforge` command: one click group; each subcommand lives in its own module and is imported only
+when it is used, so `zeroforge play` does not pay for Prefect and rq imports."""
 from __future__ import annotations
+
+import importlib
 
 import click
 
+#: command name -> "module:attribute" of its click command or group.
+COMMANDS = {
+    "run": "services.cli.run:run",
+    "worker": "services.cli.worker:worker",
+    "ui": "services.cli.ui:ui",
+    "selfplay": "services.cli.jobs:selfplay",
+    "train": "services.cli.jobs:train",
+    "gate": "services.cli.jobs:gate",
+    "models": "services.cli.models:models",
+    "shards": "services.cli.shards:shards",
+    "eval": "services.cli.eval:eval_command",
+    "analyze": "services.cli.analyze:analyze",
+    "play": "services.cli.play:play",
+    "bench": "services.cli.bench:bench",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A click group that imports a subcommand's module the first time the subcommand is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and name not in self.commands:
+            module, attribute = COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="zeroforge")
 def main() -> None:
     """zeroforge: self-play AlphaZero training for board games."""
-
-
-def _register() -> None:
-    # Each module defines one click command or group named like the module; they are added here.
-    from services.cli import bench, jobs, run, ui, worker
-
-    main.add_command(bench.bench)
-    main.add_command(run.run)
-    main.add_command(worker.worker)
-    main.add_command(ui.ui)
-    main.add_command(jobs.selfplay)
-    main.add_command(jobs.train)
-    main.add_command(jobs.gate)
-    from services.cli import models, shards
-
-    main.add_command(shards.shards)
-    main.add_command(models.models)
-    from services.cli import analyze, eval as eval_cli, play
-
-    main.add_command(eval_cli.eval_command)
-    main.add_command(analyze.analyze)
-    main.add_command(play.play)
-
-
-_register()

@@ -69,7 +69,7 @@ def gate(game, config_file, settings, data_dir, candidate, best_version) -> None
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
     best_version = _best_or(best_version, root, cfg.game.name)
     openings = cfg.gate.games // 2
-    chunk = match_job(data_dir=str(root), config=cfg.model_dump(mode="json"), player_a=_best_or(candidate, root, game),
+    chunk = match_job(data_dir=str(root), config=cfg.model_dump(mode="json"), player_a=_best_or(candidate, root, cfg.game.name),
                       player_b=best_version, opening_indices=list(range(openings)), num_openings=openings,
                       simulations=cfg.gate.simulations, seed=cfg.pipeline.seed)
     click.echo(json.dumps(summarize_match([chunk], cfg.gate.promote_rule, cfg.gate.threshold), indent=2))

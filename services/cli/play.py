@@ -29,6 +29,12 @@ def hint_text(analysis: PositionAnalysis) -> str:
     return f"hint: {moves}; value for you {analysis.value:+.2f}"
 
 
+def _example_move(game) -> str:
+    """The first legal move of the start position, in the game's notation (to show the move format)."""
+    legal = game.legal_mask(game.initial_states(1))[0]             # [A] bool
+    return game.action_to_str(int(legal.argmax()))
+
+
 def _read_move(colour: str) -> str | None:
     """One line from the user, stripped; None at the end of input."""
     try:
@@ -80,7 +86,7 @@ def run_game(session, hint: bool) -> bool:
                 return False
         else:
             _ai_turn(session, hint)
-        click.echo(session.game.render(session.state))
+        click.echo("\n" + session.game.render(session.state))
     return True
 
 
@@ -91,12 +97,17 @@ def run_game(session, hint: bool) -> bool:
               help="The AI's search simulations per move.")
 @click.option("--first", type=click.Choice(["human", "ai"]), default="human", show_default=True,
               help="Who plays the first move.")
+@click.option("--moves", "moves_text", default=None, metavar="MOVES",
+              help="Start from the position after these moves (game notation) instead of the start position.")
 @click.option("--hint", is_flag=True, help="Show the AI's top moves and value estimate as you play.")
 @data_dir_option
 @device_option
-def play(game_name: str, model_text: str | None, sims: int, first: str, hint: bool, data_dir: Path | None,
-         device: str) -> None:
-    """Play a game against the AI in the terminal (type moves in the game's notation; help, quit)."""
+def play(game_name: str, model_text: str | None, sims: int, first: str, moves_text: str | None, hint: bool,
+         data_dir: Path | None, device: str) -> None:
+    """Play a game against the AI in the terminal (type moves in the game's notation; help, quit).
+
+    --first human gives you the first player's side (X, black in Othello), --first ai the second one.
+    """
     from shared.analysis import choose_model_path, load_network_evaluator
     from shared.play_session import PlaySession
 
@@ -105,8 +116,10 @@ def play(game_name: str, model_text: str | None, sims: int, first: str, hint: bo
         game, registry_dir = game_and_registry(game_name, data_dir)
         evaluate = load_network_evaluator(choose_model_path(game, model_text, registry_dir), game, device)
         session = PlaySession(game, evaluate, simulations=sims, human_first=first == "human")
+        if moves_text:
+            session.start_from(moves_text)
         side = "first" if first == "human" else "second"
-        click.echo(f"{game.name}: you play {side}. Type a move like {session.legal_moves()[0]}; "
+        click.echo(f"{game.name}: you play {side}. Type a move like {_example_move(game)}; "
                    "'help' lists the legal moves, 'quit' leaves.")
         if not run_game(session, hint):
             click.echo("game left unfinished; bye")

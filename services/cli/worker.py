@@ -27,6 +27,7 @@ def worker(queues: str, device: str, redis_url: str, torch_threads: int, name: s
     """
     from redis.exceptions import ConnectionError as RedisConnectionError
 
+    from services.redis_server import redact_url
     from services.worker import WorkerConfigError, run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -36,5 +37,5 @@ def worker(queues: str, device: str, redis_url: str, torch_threads: int, name: s
     except WorkerConfigError as exc:
         raise click.UsageError(str(exc)) from None
     except RedisConnectionError as exc:
-        raise click.ClickException(f"cannot reach Redis at {redis_url}: {exc}. Check the host, port and password "
+        raise click.ClickException(f"cannot reach Redis at {redact_url(redis_url)}: {exc}. Check the host, port and password "
                                    "(redis://:PASSWORD@HOST:PORT/0) and that the server binds a reachable address.")

@@ -71,7 +71,7 @@ class SelfPlaySection(Section):
 
     games_per_job: int = Field(default=128, ge=1, le=100_000, description="Games one self-play job plays (batched).")
     jobs_per_generation: int = Field(default=4, ge=1, le=10_000, description="Self-play jobs per generation.")
-    device: Device = Field(default="cpu", description='Torch device of self-play: "cpu", "cuda" or "cuda:N".')
+    device: Device = Field(default="cpu", description='Torch device of the local workers `zeroforge run` starts (self-play, training, gates): "cpu", "cuda" or "cuda:N"; remote workers use their own --device.')
     torch_threads: int = Field(default=1, ge=1, le=256, description="torch.set_num_threads in a self-play job.")
     max_moves: OptionalInt = Field(
         default=None, ge=1, description='Safety cap on plies per game ("none" = the game\'s own length bound).'
@@ -106,7 +106,6 @@ class TrainSection(Section):
         default=20, ge=1, description="Only shards of the newest this-many generations are trained on."
     )
     checkpoint_every: int = Field(default=500, ge=1, description="Write a resumable checkpoint every N steps.")
-    device: Device = Field(default="cpu", description='Torch device of training: "cpu", "cuda" or "cuda:N".')
 
     @model_validator(mode="after")
     def _window_holds_a_batch(self) -> TrainSection:

@@ -68,7 +68,7 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
         assert v.training["steps"] == 120 and v.parent is not None
     assert "anchor" in promoted_by_gate[-1].gate
     history = registry.history()
-    assert [h["version"] for h in history if h.get("action") == "promote"][0] == versions[0].version
+    assert [h["version"] for h in history if h.get("event") == "promote"][0] == versions[0].version
     assert registry.best().version == promoted_by_gate[-1].version
 
     shards = list_shards(layout.shards_dir)
@@ -84,7 +84,9 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     first = versions[0].version
     _zeroforge(["models", "rollback", first, "--force", "--game", "tictactoe", "--data-dir", str(data),
                 "--reason", "e2e"], tmp_path)
-    assert ModelRegistry(layout.registry_dir).best().version == first
+    after = ModelRegistry(layout.registry_dir)
+    assert after.best().version == first
+    assert after.history()[-1]["event"] == "rollback" and after.history()[-1]["version"] == first
     _zeroforge(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(data), *FAST], tmp_path)
     gen3 = [s for s in list_shards(layout.shards_dir) if s.generation == 3]
     assert len(gen3) == 2 and all(s.model_version == first for s in gen3)

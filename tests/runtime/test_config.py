@@ -142,8 +142,8 @@ def test_none_strings_and_optional_fields():
     ("overrides", "pattern"),
     [
         ({"selfplay.device": "cuda:1"}, None),
-        ({"train.device": "cuda"}, None),
-        ({"train.device": "tpu"}, r"train\.device: device must be 'cpu', 'cuda' or 'cuda:N'"),
+        ({"selfplay.device": "cuda"}, None),
+        ({"selfplay.device": "tpu"}, r"selfplay\.device: device must be 'cpu', 'cuda' or 'cuda:N'"),
         ({"pipeline.redis_url": "localhost:6379"}, r"pipeline\.redis_url: redis_url must start with"),
         ({"gate.anchor": "minimax"}, None),
         ({"gate.anchor": "best"}, r"gate\.anchor: anchor 'best' is not fixed"),

@@ -83,12 +83,21 @@ def fake_redis():
 
 
 def run_burst_worker(connection, queues: tuple[str, ...] = ("selfplay", "train", "eval")) -> None:
-    """Run every queued job in this process (rq SimpleWorker, JSON serializer), then return."""
+    """Run every queued job in this process (rq SimpleWorker, JSON serializer), then return.
+
+    rq installs its own SIGINT/SIGTERM handlers; pytest's are put back afterwards."""
+    import signal
+
     from rq import SimpleWorker
     from rq.serializers import JSONSerializer
 
-    worker = SimpleWorker(list(queues), connection=connection, serializer=JSONSerializer)
-    worker.work(burst=True, logging_level="WARNING")
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        worker = SimpleWorker(list(queues), connection=connection, serializer=JSONSerializer)
+        worker.work(burst=True, logging_level="WARNING")
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def selfplay_kwargs(data_dir: str, config: dict[str, Any], version: str, job_id: str, generation: int = 1,

@@ -1,0 +1,123 @@
+"""`zeroforge analyze` and shared.analysis: JSON fields, tactics, batched --positions, model choice."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from services.cli.analyze import analyze
+from shared.analysis import analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
+from shared.games import make_game
+from shared.player_spec import PlayerSpecError
+from tests.cli.conftest import one_line_error
+
+TOP_FIELDS = {"move", "visits", "prior", "q"}
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_json_fields_and_immediate_win(runner, tiny_models):
+    # X holds 1 and 2, O holds 4 and 5: X to move wins on 3 (O threatens 6), even with an untrained network.
+    args = ["--game", "tictactoe", "--moves", "1 4 2 5", "--model", str(tiny_models["tictactoe"]),
+            "--sims", "200", "--top", "3", "--json"]
+    answer = _json(runner.invoke(analyze, args))
+    assert answer["moves"] == "1 4 2 5" and answer["move"] == "3"
+    assert answer["to_move"] == "first" and answer["colour"] == "X"
+    assert answer["value"] > 0.5                                          # winning for the side to move
+    assert len(answer["top"]) == 3 and all(TOP_FIELDS <= set(entry) for entry in answer["top"])
+    assert answer["top"][0]["move"] == "3" and answer["top"][0]["q"] == pytest.approx(1.0)
+    shares = [entry["visits"] for entry in answer["top"]]
+    assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1.0 + 1e-6
+
+
+@pytest.mark.parametrize("game_name, moves, to_move", [("connect4", "4453", "first"), ("gomoku-15", "h8 i9", "first"),
+                                                        ("othello-6x6", "d5", "second")])
+def test_other_games_notation(runner, tiny_models, game_name, moves, to_move):
+    args = ["--game", game_name, "--moves", moves, "--model", str(tiny_models[game_name]), "--sims", "16", "--json"]
+    answer = _json(runner.invoke(analyze, args))
+    game = make_game(game_name)
+    played = game.play_moves(game.parse_moves(moves))
+    chosen = game.parse_action(answer["move"])
+    assert game.legal_mask(played)[0, chosen] and answer["to_move"] == to_move
+    assert answer["top"][0]["move"] == answer["move"]
+
+
+def test_text_output(runner, tiny_models):
+    args = ["--game", "connect4", "--moves", "", "--model", str(tiny_models["connect4"]), "--sims", "8"]
+    result = runner.invoke(analyze, args)
+    assert result.exit_code == 0, result.output
+    assert "best move for X" in result.stdout and "1  2  3  4  5  6  7" in result.stdout
+
+
+def test_positions_file_keeps_order_and_reports_errors_in_place(runner, tiny_models, tmp_path):
+    lines = ["1 4 2 5", "", "1 1", "zz", "1 4 2 5 3", "5"]
+    path = tmp_path / "positions.txt"
+    path.write_text("\n".join(lines) + "\n")
+    args = ["--game", "tictactoe", "--positions", str(path), "--model", str(tiny_models["tictactoe"]), "--sims", "64"]
+    result = runner.invoke(analyze, args)
+    assert result.exit_code == 0, result.output
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a["moves"] for a in answers] == lines
+    assert [("error" in a) for a in answers] == [False, False, True, True, True, False]
+    assert answers[0]["move"] == "3"
+    assert answers[1]["to_move"] == "first" and answers[5]["to_move"] == "second"
+    assert "not legal" in answers[2]["error"] and "over" in answers[4]["error"]
+
+
+def test_positions_from_stdin(runner, tiny_models):
+    args = ["--game", "connect4", "--positions", "-", "--model", str(tiny_models["connect4"]), "--sims", "4"]
+    result = runner.invoke(analyze, args, input="4453\n44444444\n")
+    assert result.exit_code == 0, result.output
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a["moves"] for a in answers] == ["4453", "44444444"]
+    assert "move" in answers[0] and answers[1]["error"].startswith("move 7:")      # the 7th disc overfills column 4
+
+
+class CountingEvaluator:
+    """Wraps an evaluator and records the batch size of every call."""
+
+    def __init__(self, inner):
+        self.inner, self.batch_sizes = inner, []
+
+    def __call__(self, states: np.ndarray):
+        self.batch_sizes.append(states.shape[0])
+        return self.inner(states)
+
+
+def test_many_positions_share_one_batched_search(tiny_models):
+    game = make_game("tictactoe")
+    counting = CountingEvaluator(load_network_evaluator(tiny_models["tictactoe"], game))
+    lines = ["", "5", "1 5", "zz", "1 5 9", "1 2"]
+    answers = analyze_move_strings(game, counting, lines, simulations=10, top_k=2)
+    assert len(answers) == 6 and "error" in answers[3]
+    # One search over the 5 valid positions: 1 root evaluation + 10 steps, each batching every live tree.
+    assert len(counting.batch_sizes) <= 11 and counting.batch_sizes[0] == 5
+    single = analyze_states(game, CountingEvaluator(counting.inner), game.play_moves([4])[None, 0], simulations=10)
+    assert single[0].move == answers[1]["move"]                           # batching does not change the answer
+
+
+def test_model_choice(tiny_models, tictactoe_registry, tmp_path, monkeypatch):
+    game = make_game("tictactoe")
+    registry_dir = tictactoe_registry / "games" / "tictactoe" / "models"
+    assert choose_model_path(game, None, registry_dir).parent.parent.name == "versions"     # the registry's best
+    assert choose_model_path(game, str(tiny_models["tictactoe"]), None) == tiny_models["tictactoe"]
+    with pytest.raises(PlayerSpecError, match="not a network"):
+        choose_model_path(game, "random", registry_dir)
+    monkeypatch.setattr("shared.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    with pytest.raises(ValueError, match="train one"):
+        choose_model_path(game, None, tmp_path / "no-registry")
+
+
+def test_command_errors(runner, tiny_models, tmp_path, monkeypatch):
+    model = str(tiny_models["tictactoe"])
+    monkeypatch.setattr("shared.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    no_model = ["--game", "tictactoe", "--moves", "5", "--data-dir", str(tmp_path)]
+    one_line_error(runner.invoke(analyze, no_model), "--model")
+    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "1 1", "--model", model]), "not legal")
+    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--model", model]), "exactly one")
+    one_line_error(runner.invoke(analyze, ["--game", "connect4", "--moves", "4", "--model", model]), "tictactoe")
+    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "5", "--model", "random"]), "network")

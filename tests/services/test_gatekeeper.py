@@ -1,0 +1,72 @@
+"""services.gatekeeper: opening chunks, a real match job, and the merged report with its decision."""
+from __future__ import annotations
+
+import pytest
+
+from services.gatekeeper import match_job, split_openings, summarize_match
+
+
+@pytest.mark.parametrize("openings, jobs", [(1, 1), (5, 2), (10, 3), (7, 7), (3, 8), (200, 4)])
+def test_split_openings_covers_every_index_once(openings: int, jobs: int) -> None:
+    chunks = split_openings(openings, jobs)
+    flat = [i for chunk in chunks for i in chunk]
+    assert sorted(flat) == list(range(openings))
+    assert len(chunks) == min(openings, jobs) and all(chunks)
+    assert max(map(len, chunks)) - min(map(len, chunks)) <= 1  # balanced
+
+
+def test_random_against_minimax_never_beats_perfect_play(data_dir, config) -> None:
+    chunk = match_job(data_dir=data_dir, config=config, player_a="random", player_b="minimax",
+                      opening_indices=[0, 2, 3], num_openings=4, simulations=2, seed=1)
+    assert [p["opening"] for p in chunk["pairs"]] == [0, 2, 3]
+    assert all(len(p["scores"]) == 2 and set(p["scores"]) <= {0.0, 0.5, 1.0} for p in chunk["pairs"])
+    assert chunk["wins"] == 0, "minimax lost a game of tic-tac-toe"
+    assert chunk["wins"] + chunk["draws"] + chunk["losses"] == 6
+    assert chunk["draws"] == sum(s == 0.5 for p in chunk["pairs"] for s in p["scores"])
+
+
+def test_match_between_registry_versions(data_dir, config, initial_version) -> None:
+    chunk = match_job(data_dir=data_dir, config=config, player_a=initial_version, player_b="best",
+                      opening_indices=[1], num_openings=2, simulations=2, seed=0)
+    # "best" resolves through the registry to the same version: a network match with the openings' global indices
+    assert [p["opening"] for p in chunk["pairs"]] == [1] and chunk["wins"] + chunk["draws"] + chunk["losses"] == 2
+    assert chunk["seconds"] >= 0
+
+
+def _chunk(pair_scores: list[list[float]], first_opening: int = 0) -> dict:
+    """A match_job-shaped result from per-pair scores (A's view)."""
+    flat = [s for scores in pair_scores for s in scores]
+    return {"pairs": [{"opening": first_opening + i, "scores": s} for i, s in enumerate(pair_scores)],
+            "wins": flat.count(1.0), "draws": flat.count(0.5), "losses": flat.count(0.0), "seconds": 0.1}
+
+
+def test_summary_merges_chunks() -> None:
+    a = _chunk([[1.0, 0.5], [0.0, 1.0]], first_opening=0)
+    b = _chunk([[0.5, 0.5]], first_opening=2)
+    report = summarize_match([b, a], "score_above", 0.5)
+    assert (report["games"], report["pairs"]) == (6, 3)
+    assert (report["wins"], report["draws"], report["losses"]) == (2, 3, 1)
+    assert report["score"] == pytest.approx(3.5 / 6)
+    assert 0.0 <= report["ci_low"] <= report["score"] <= report["ci_high"] <= 1.0
+    assert report["promote"] is True and report["rule"] == "score_above" and "score" in report["reason"]
+
+
+def test_all_pairs_won_promotes() -> None:
+    report = summarize_match([_chunk([[1.0, 1.0]] * 10), _chunk([[1.0, 1.0]] * 10, first_opening=10)],
+                             "ci_low_above", 0.5)
+    assert report["score"] == 1.0 and report["ci_low"] > 0.5 and report["promote"] is True
+    assert report["elo"] > 0
+
+
+def test_all_pairs_drawn_is_rejected() -> None:
+    report = summarize_match([_chunk([[0.5, 0.5]] * 20)], "ci_low_above", 0.5)
+    assert report["score"] == 0.5 and report["promote"] is False
+    assert "ci_low" in report["reason"] and "<=" in report["reason"]
+
+
+def test_a_narrow_win_passes_score_above_but_not_the_interval_rule() -> None:
+    pairs = [[1.0, 0.5]] * 3 + [[0.5, 0.5]] * 5 + [[0.0, 0.5]] * 2  # score 0.525 over 10 pairs
+    by_score = summarize_match([_chunk(pairs)], "score_above", 0.5)
+    by_interval = summarize_match([_chunk(pairs)], "ci_low_above", 0.5)
+    assert by_score["score"] == pytest.approx(0.525)
+    assert by_score["promote"] is True and by_interval["promote"] is False

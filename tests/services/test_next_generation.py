@@ -1,0 +1,37 @@
+"""flows.pipeline.next_generation on registries built by hand: where a (re)started pipeline continues."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flows.pipeline import next_generation
+from shared.registry import ModelRegistry
+
+
+def _add_candidate(registry: ModelRegistry, parent: str, generation: int) -> str:
+    """Register a copy of `parent`'s model file as a candidate of `generation`; returns its version."""
+    return registry.register(Path(registry.get(parent).path), status="candidate", parent=parent,
+                             generation=generation, training={"steps": 1}).version
+
+
+def test_a_fresh_registry_starts_at_generation_one(registry, initial_version, tmp_path) -> None:
+    assert next_generation(ModelRegistry(tmp_path / "empty")) == 1
+    assert next_generation(registry) == 1  # only the random initial model (generation 0)
+
+
+def test_an_undecided_generation_is_resumed(registry, initial_version) -> None:
+    first = _add_candidate(registry, initial_version, 1)
+    assert next_generation(registry) == 1  # candidate registered, gate not decided yet
+    registry.reject(first, reason="gate lost")
+    assert next_generation(registry) == 2
+    second = _add_candidate(registry, initial_version, 2)
+    registry.promote(second, reason="gate won")
+    assert next_generation(registry) == 3
+    _add_candidate(registry, second, 3)
+    assert next_generation(registry) == 3
+
+
+def test_a_rollback_does_not_rewind_the_generation_count(registry, initial_version) -> None:
+    candidate = _add_candidate(registry, initial_version, 1)
+    registry.promote(candidate, reason="gate won")
+    registry.rollback(initial_version, reason="manual")
+    assert next_generation(registry) == 2
