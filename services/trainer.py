@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import numpy as np
 import torch
 
 from services.worker import job_device
+from shared.atomic import atomic_output
 from shared.config import PipelineConfig
 from shared.games import Game, make_game
 from shared.layout import DataLayout
@@ -56,18 +55,9 @@ def _checkpoint_path(layout: DataLayout, generation: int, parent: str) -> Path:
 
 def _save_checkpoint(path: Path, model, optimizer, step: int, history: list[dict[str, float]]) -> None:
     """Atomic checkpoint (temp file + fsync + os.replace): a killed trainer never leaves half a checkpoint."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "history": history}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_output(path) as handle:
+        torch.save(payload, handle)
 
 
 def _load_checkpoint(path: Path, model, optimizer, steps: int) -> tuple[int, list[dict[str, float]]]:

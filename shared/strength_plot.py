@@ -11,6 +11,7 @@ import base64
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.atomic import atomic_output
 from shared.registry import ModelRegistry
 
 
@@ -68,11 +69,9 @@ def write_strength_plot(points: list[StrengthPoint], path: Path, title: str) -> 
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png")
+    with atomic_output(path) as handle:
+        fig.savefig(handle, format="png")
     plt.close(fig)
-    tmp.replace(path)
     return path
 
 

@@ -25,21 +25,21 @@ _GOMOKU_PATTERN = re.compile(r"^gomoku-(\d+)x(\d+)-(\d+)$")
 _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "tictactoe": {
         "game": {"blocks": 2, "channels": 32},
-        "search": {"simulations": 32, "dirichlet_alpha": 1.0, "temperature_moves": 4},
+        "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 4},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
         "train": {
-            "batch_size": 128, "steps_per_generation": 150, "replay_window_positions": 20_000,
-            "replay_window_generations": 6, "checkpoint_every": 100,
+            "batch_size": 128, "steps_per_generation": 600, "replay_window_positions": 20_000,
+            "replay_window_generations": 6, "checkpoint_every": 200,
         },
-        "gate": {"simulations": 32, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
-        "pipeline": {"generations": 10},
+        "gate": {"simulations": 16, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
+        "pipeline": {"generations": 8},
     },
     "connect4": {
-        "game": {"blocks": 5, "channels": 64},
-        "search": {"simulations": 128, "dirichlet_alpha": 1.0, "temperature_moves": 10},
-        "selfplay": {"games_per_job": 128, "jobs_per_generation": 8},
-        "train": {"batch_size": 256, "steps_per_generation": 1000, "replay_window_positions": 300_000},
-        "gate": {"games": 400, "simulations": 64, "jobs": 4},
+        "game": {"blocks": 4, "channels": 64},
+        "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 10},
+        "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
+        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 100_000},
+        "gate": {"games": 400, "simulations": 16, "jobs": 2, "anchor_games": 20},
     },
     "othello": {
         "game": {"blocks": 6, "channels": 64},
@@ -65,19 +65,19 @@ def _gomoku_defaults(height: int, width: int) -> dict[str, dict[str, Any]]:
     cells = height * width
     alpha = round(min(1.0, max(0.03, 10.0 / (0.85 * cells))), 2)
     if cells <= 49:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims = 4, 64, 128, 6, 128, 4, 64
+        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 3, 32, 64, 6, 128, 2, 32, 300
     elif cells <= 121:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims = 6, 64, 256, 8, 64, 8, 128
+        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 4, 48, 100, 8, 128, 2, 32, 400
     else:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims = 10, 128, 400, 12, 32, 16, 200
+        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 10, 128, 400, 12, 32, 16, 200, 1000
     return {
         "game": {"blocks": blocks, "channels": channels},
         "search": {"simulations": sims, "dirichlet_alpha": alpha, "temperature_moves": temp_moves},
         "selfplay": {"games_per_job": games, "jobs_per_generation": jobs},
         "train": {  # replay window: ~5k positions per board cell
-            "batch_size": 256, "steps_per_generation": 1000, "replay_window_positions": 5_000 * cells,
+            "batch_size": 256, "steps_per_generation": steps, "replay_window_positions": 5_000 * cells,
         },
-        "gate": {"games": 400, "simulations": gate_sims, "jobs": 4},
+        "gate": {"games": 400, "simulations": gate_sims, "jobs": 2, "anchor_games": 20},
     }
 
 

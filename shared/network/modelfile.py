@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from shared.atomic import atomic_output
 
 from shared.games.base import Game
 from shared.network.resnet import PolicyValueNet
@@ -124,26 +124,9 @@ def save_model(path: str | Path, model: PolicyValueNet, game: Game, metadata: di
 
 
 def _atomic_torch_save(payload: dict[str, Any], path: Path) -> None:
-    """torch.save to a temp file next to `path`, flush + fsync, then os.replace (readers never see half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False)
-    try:
-        with handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-    try:  # make the rename durable; not possible on every platform/filesystem
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    """torch.save through shared.atomic.atomic_output (readers never see half a file)."""
+    with atomic_output(path) as handle:
+        torch.save(payload, handle)
 
 
 def _torch_load_plain(path: Path) -> Any:

@@ -4,46 +4,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
+
+from shared.atomic import atomic_output
 
 
 class RegistryError(ValueError):
     """A registry operation that cannot be done (unknown version, bad state, damaged file); the message says how to fix it."""
 
 
-def fsync_dir(directory: Path) -> None:
-    """Flush a directory entry change (a rename) to disk; silently skipped where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def temp_path_for(path: Path) -> Path:
-    """A unique hidden temp name next to `path` (same directory, so os.replace is atomic)."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-
-
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: temp file in the same directory, flush + fsync, os.replace, fsync the directory."""
-    tmp = temp_path_for(path)
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fsync_dir(path.parent)
+    """Replace `path` with `data` atomically (see shared.atomic)."""
+    with atomic_output(path) as handle:
+        handle.write(data)
 
 
 def to_json_text(value: Any, what: str) -> str:

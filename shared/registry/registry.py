@@ -26,9 +26,10 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from shared.atomic import fsync_dir
 from shared.registry.files import (
-    RegistryError, append_line_atomic, copy_with_sha256, fsync_dir, read_json_object, sha256_of_file,
-    to_json_text, write_json_atomic,
+    RegistryError, append_line_atomic, copy_with_sha256, read_json_object, sha256_of_file, to_json_text,
+    write_json_atomic,
 )
 from shared.registry.modelinfo import describe_model_file
 from shared.registry.version import (

@@ -21,6 +21,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from shared.atomic import fsync_dir
 from shared.shards import schema
 from shared.shards.schema import ShardError
 from shared.shards.validate import RecordArrays, validate_records
@@ -129,19 +130,6 @@ def _write_temp_file(tmp: Path, arrays: RecordArrays, attrs: dict[str, int | str
         os.close(fd)
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # platforms without directory fds: nothing more to do
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _publish(tmp: Path, final: Path) -> bool:
     """Give the finished temp file its final name without ever replacing an existing shard; True when published."""
     try:
@@ -186,7 +174,7 @@ def write_shard(directory: Path, job_id: str, game, records, attrs: dict[str, An
         raise ShardError(f"writing shard {final} failed: {exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(directory)
+    fsync_dir(directory)
     if not published:
         log.info("shard %s appeared while writing (concurrent retry); kept the existing file", final)
     return final

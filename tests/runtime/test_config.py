@@ -56,7 +56,7 @@ def test_dirichlet_alpha_follows_ten_over_legal_moves():
 
 def test_tictactoe_defaults_are_small():
     cfg = load_config(PipelineConfig, "tictactoe", env=None)
-    assert cfg.search.simulations <= 50 and cfg.gate.simulations <= 50
+    assert cfg.search.simulations <= 64 and cfg.gate.simulations <= 50
     assert cfg.selfplay.games_per_job * cfg.selfplay.jobs_per_generation <= 512
     assert cfg.gate.anchor == "minimax" and cfg.gate.games == 400 and cfg.pipeline.generations is not None
     assert load_config(PipelineConfig, "connect4", env=None).gate.anchor == "pure-mcts:1000"
@@ -72,7 +72,8 @@ def test_unknown_game_name_fails():
 def test_layer_precedence(tmp_path):
     file = _write(tmp_path, "[search]\nsimulations = 10\nc_puct = 2.5\n")
     env = {"ZEROFORGE_SEARCH__SIMULATIONS": "20", "ZEROFORGE_TRAIN__BATCH_SIZE": "64"}
-    assert load_config(PipelineConfig, "tictactoe", None, None).search.simulations == 32  # defaults
+    assert load_config(PipelineConfig, "tictactoe", None, None).search.simulations == \
+        game_defaults("tictactoe")["search"]["simulations"]  # defaults
     assert load_config(PipelineConfig, "tictactoe", file, None).search.simulations == 10  # file
     cfg = load_config(PipelineConfig, "tictactoe", file, env)
     assert (cfg.search.simulations, cfg.search.c_puct, cfg.train.batch_size) == (20, 2.5, 64)  # env over file
@@ -124,7 +125,8 @@ def test_file_errors_are_config_errors(tmp_path):
 
 def test_game_name_from_layers_and_conflicts(tmp_path):
     file = _write(tmp_path, '[game]\nname = "connect4"\n')
-    assert load_config(PipelineConfig, None, file, None).search.simulations == 128  # connect4's defaults
+    assert load_config(PipelineConfig, None, file, None).search.simulations == \
+        game_defaults("connect4")["search"]["simulations"]  # connect4's defaults
     with pytest.raises(ConfigError, match=r"'connect4' \(from \[game\] of .*\) conflicts with the requested game"):
         load_config(PipelineConfig, "tictactoe", file, None)
     with pytest.raises(ConfigError, match="no game given"):
@@ -194,11 +196,11 @@ def test_search_configs_match_the_search_package():
 
     cfg = load_config(SelfPlayServiceConfig, "tictactoe", env=None, overrides={"selfplay.max_moves": 9})
     search = cfg.search_config()
-    assert isinstance(search, SearchConfig) and search.num_simulations == 32
+    assert isinstance(search, SearchConfig) and search.num_simulations == game_defaults("tictactoe")["search"]["simulations"]
     selfplay = cfg.selfplay_config()
     assert isinstance(selfplay, SelfPlayConfig) and selfplay.max_moves == 9 and selfplay.temperature_moves == 4
     gate = load_config(GatekeeperConfig, "tictactoe", env=None).gate_search_config()
-    assert gate.num_simulations == 32 and gate.dirichlet_epsilon == 0.0
+    assert gate.num_simulations == game_defaults("tictactoe")["gate"]["simulations"] and gate.dirichlet_epsilon == 0.0
 
 
 def test_parse_overrides():
