@@ -51,6 +51,18 @@ def ensure_initial_model(data_dir: str, config: dict[str, Any]) -> str:
     return version.version
 
 
+def training_parent(registry: ModelRegistry, best: str, generation: int) -> str:
+    """The version the candidate of `generation` is trained from.
+
+    Training is continuous: each candidate starts from the newest network trained since `best` became
+    the best model (rejected candidates included), so what a rejected candidate learned is kept, while
+    self-play always uses `best`.  Right after a promotion or a rollback that is `best` itself.
+    """
+    since = max((h["time"] for h in registry.history() if h.get("version") == best), default="")
+    newer = [v for v in registry.list() if v.created > since and 1 <= v.generation < generation]
+    return max(newer, key=lambda v: (v.generation, v.version)).version if newer else best
+
+
 def _progress_printer(logger, what: str, artifact_id) -> Any:
     def report(p: WaitProgress) -> None:
         logger.info("%s: %d/%d jobs done, %d running (%.0f s)", what, p.finished, p.total, p.started, p.elapsed_s)
@@ -115,7 +127,8 @@ def generation_flow(game: str, generation: int, data_dir: str, redis_url: str, c
     best = ensure_initial_model(data_dir, config)
     logger.info("%s generation %d: playing with best model %s", game, generation, best)
     selfplay = run_selfplay(data_dir, redis_url, config, generation, best)
-    training = run_training(data_dir, redis_url, config, generation, best)
+    parent = training_parent(ModelRegistry(DataLayout(Path(data_dir), game).registry_dir), best, generation)
+    training = run_training(data_dir, redis_url, config, generation, parent)
     candidate = training["version"]
     gate = gate_flow(game=game, generation=generation, data_dir=data_dir, redis_url=redis_url, config=config,
                      candidate=candidate, best=best)

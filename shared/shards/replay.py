@@ -1,7 +1,7 @@
 """The trainer's replay window: the newest positions of a game's shards, loaded whole into memory.
 
 Whole shards are read (random row reads from compressed chunks are slow). Shards are taken newest
-first (by generation, then created time) until `max_positions` rows are collected; from the oldest
+first (by generation, then job id) until `max_positions` rows are collected; from the oldest
 shard taken only its last rows are kept. Damaged or unreadable shards (or shards of another game)
 are moved to the quarantine directory with a `.reason.txt` beside them, logged once each and
 listed in `bad_shards`; they never stop the load.
@@ -72,7 +72,9 @@ def quarantine_shard(path: Path, quarantine_dir: Path, problem: str, name: str |
 
 
 def _select_newest(infos: list[ShardInfo], max_generations: int | None) -> list[ShardInfo]:
-    newest_first = sorted(infos, key=lambda i: (i.generation, i.created, i.job_id), reverse=True)
+    # Within a generation the order is by job id, not creation time, so a window (and the training on it)
+    # is the same whichever worker finished first.
+    newest_first = sorted(infos, key=lambda i: (i.generation, i.job_id), reverse=True)
     if max_generations is None:
         return newest_first
     keep = set(sorted({i.generation for i in newest_first}, reverse=True)[:max_generations])

@@ -35,3 +35,20 @@ def test_a_rollback_does_not_rewind_the_generation_count(registry, initial_versi
     registry.promote(candidate, reason="gate won")
     registry.rollback(initial_version, reason="manual")
     assert next_generation(registry) == 2
+
+
+def test_training_is_continuous_until_a_promotion_or_rollback(registry, initial_version) -> None:
+    from flows.generation import training_parent
+
+    assert training_parent(registry, initial_version, 1) == initial_version
+    first = _add_candidate(registry, initial_version, 1)
+    assert training_parent(registry, initial_version, 1) == initial_version  # never its own generation
+    registry.reject(first, reason="gate lost")
+    assert training_parent(registry, initial_version, 2) == first  # a rejected candidate's training is kept
+    second = _add_candidate(registry, first, 2)
+    registry.promote(second, reason="gate won")
+    assert training_parent(registry, second, 3) == second  # right after a promotion: the new best
+    third = _add_candidate(registry, second, 3)
+    registry.reject(third, reason="gate lost")
+    registry.rollback(initial_version, reason="manual")
+    assert training_parent(registry, initial_version, 4) == initial_version  # a rollback restarts from best
