@@ -1,4 +1,4 @@
-"""Device check: train Connect Four on one GPU for a fixed time with zeroforge's own self-play, search and
+"""GPU check: train Connect Four on one GPU for a fixed time with zeroforge's own self-play, search and
 training code (driven directly: the device has no Redis/rq/Prefect), then measure it against pure MCTS."""
 import argparse, json, os, time
 import multiprocessing as mp
@@ -25,12 +25,18 @@ def main():
     p.add_argument("--games", type=int, default=256); p.add_argument("--sims", type=int, default=64)
     p.add_argument("--steps", type=int, default=400); p.add_argument("--device", default="cuda")
     p.add_argument("--eval-games", type=int, default=100); p.add_argument("--out", default=".")
+    p.add_argument("--opponents", default="pure-mcts:1000")
+    p.add_argument("--init", default=None, help="continue from this model file instead of random weights")
     a = p.parse_args()
     from shared.games import make_game
     from shared.network import create_model, NetworkSpec, save_model
     from shared.training import TrainSettings, make_optimizer, sample_batch, train_step
     game = make_game("connect4")
-    model = create_model(game, NetworkSpec(5, 64), seed=0).to(a.device)
+    model = create_model(game, NetworkSpec(5, 64), seed=0)
+    if a.init:
+        from shared.network import load_model
+        model = load_model(a.init, expected_game=game).model
+    model = model.to(a.device)
     settings = TrainSettings(steps=10**9, batch_size=512, learning_rate=2e-3, weight_decay=1e-4, lr_final_fraction=1.0)
     opt = make_optimizer(model, settings)
     ctx = mp.get_context("spawn"); pool = ctx.Pool(a.procs)
@@ -55,11 +61,12 @@ def main():
     pool.close()
     model = model.eval().cpu()
     path = os.path.join(a.out, "connect4_gpu.pt")
-    save_model(path, model, game, {"trained_on": "H200", "generations": gen, "games": total_games, "seconds": round(time.time() - start)})
+    save_model(path, model, game, {"trained_on": "H200", "generations": gen, "games": total_games,
+                                    "seconds": round(time.time() - start), "init": os.path.basename(a.init or "random")})
     from shared.player_spec import build_player
     from shared.search.arena import opening_set, play_match
     ops = opening_set(game, a.eval_games // 2, seed=2024)
-    for opp in ("pure-mcts:1000",):
+    for opp in a.opponents.split(","):
         t0 = time.time()
         me = build_player(path, game, simulations=64, device=a.device)
         r = play_match(game, me, build_player(opp, game, simulations=1), ops)

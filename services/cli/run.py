@@ -14,21 +14,23 @@ import click
 from services.cli.common import config_options, load_pipeline_config
 
 
-def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow: bool) -> list:
+def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow: bool):
+    """Start local workers when none listen (or `force` of them); returns (processes, watchdog or None)."""
     from services.jobqueue import ALL_QUEUES, connect
-    from services.worker import listening_workers, spawn_local_workers
+    from services.worker import WorkerWatchdog, listening_workers, spawn_local_workers
 
     connection = connect(redis_url)
     listening = min(listening_workers(connection, q) for q in ALL_QUEUES)
     count = force if force is not None else (cfg.pipeline.local_workers if listening == 0 else 0)
     if not allow or count <= 0:
         click.echo(f"workers: {listening} already listening on {', '.join(ALL_QUEUES)}; starting none here")
-        return []
+        return [], None
     log_dir = data_dir / "logs"
     procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), log_dir, device=cfg.selfplay.device,
                                 torch_threads=cfg.selfplay.torch_threads)
     click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir})")
-    return procs
+    return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), log_dir, cfg.selfplay.device,
+                                 cfg.selfplay.torch_threads).start()
 
 
 def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
@@ -69,7 +71,7 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
         redis = ensure_redis(redis_url or cfg.pipeline.redis_url)
     except RedisUnavailableError as exc:
         raise click.ClickException(str(exc)) from None
-    procs = []
+    procs, watchdog = [], None
     try:
         click.echo(f"redis:   {redis.url} ({redis.kind})")
         click.echo(f"data:    {data_dir}")
@@ -77,7 +79,7 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
             click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
         else:
             click.echo("prefect: local mode (start `zeroforge ui` to watch runs in the Prefect UI)")
-        procs = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
+        procs, watchdog = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
         from flows.pipeline import pipeline_flow, stop_file
 
         count = cfg.pipeline.generations if generations is None else (generations or None)
@@ -87,5 +89,7 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
                                   config=cfg.model_dump(mode="json"), generations=count)
         _print_summary(summaries, data_dir, cfg.game.name)
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         stop_processes(procs)
         redis.stop()

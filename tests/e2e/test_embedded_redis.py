@@ -39,3 +39,30 @@ def test_selfplay_jobs_over_embedded_redis(tmp_path) -> None:
     for result in results.values():
         shard = read_shard(result["shard"], game=game)
         assert shard.num_games == 6 and shard.attrs["model_version"] == best
+
+
+def test_watchdog_restarts_a_killed_local_worker(tmp_path) -> None:
+    import os
+    import signal
+    import time
+
+    from services.worker import WorkerWatchdog
+
+    with ensure_redis(prefer=("embedded",)) as redis:
+        procs = spawn_local_workers(1, redis.url, [QUEUE_SELFPLAY], tmp_path / "logs")
+        watchdog = WorkerWatchdog(procs, redis.url, [QUEUE_SELFPLAY], tmp_path / "logs", interval_s=60)
+        try:
+            first = procs[0]
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait(timeout=10)
+            watchdog.check_once()
+            assert watchdog.restarts == 1 and procs[0] is not first and procs[0].poll() is None
+            from rq import Worker
+
+            deadline = time.monotonic() + 60
+            while not any(w.name.endswith("-r1") for w in Worker.all(connection=connect(redis.url))):
+                assert time.monotonic() < deadline, "the restarted worker never registered with Redis"
+                time.sleep(0.5)
+        finally:
+            watchdog.stop()
+            stop_processes(procs)
