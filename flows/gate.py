@@ -6,16 +6,20 @@ the decision; the report then says how many pairs were played.
 """
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from services.gatekeeper import split_openings, summarize_match
-from services.jobqueue import (QUEUE_EVAL, JobSpec, WaitProgress, connect, enqueue, namespace_for, ttl_kwargs,
-                               wait_for_jobs)
+from flows.naming import run_name
+from services.gatekeeper import chunk_game_scores, summarize_match
+from services.jobqueue import QUEUE_EVAL, JobSpec, WaitProgress, connect, enqueue, ttl_kwargs, wait_for_jobs
+from services.payloads import MatchPayload
 from shared.config import PipelineConfig
-from shared.stats import can_stop_early
+from shared.layout import DataLayout
+from shared.players.match import split_openings
+from shared.stats import can_stop_early, pair_means
 
 
 class _StopEarly(Exception):
@@ -24,21 +28,21 @@ class _StopEarly(Exception):
         self.results = results
 
 
-def match_specs(data_dir: str, config: dict[str, Any], tag: str, player_a: str, player_b: str,
-                games: int, simulations: int, jobs: int, seed: int) -> list[JobSpec]:
-    """The eval jobs of one paired match of `games` games (games/2 openings split into `jobs` chunks)."""
-    cfg = PipelineConfig.model_validate(config)
-    openings = games // 2
-    prefix = f"zf-{namespace_for(data_dir)}-{cfg.game.name}-{tag}"
+def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], str], player_a: str, player_b: str,
+                games: int, seed: int, description: str) -> list[JobSpec]:
+    """The eval jobs of one paired match of `games` games (games/2 openings in gate.jobs chunks, chunk i with
+    seed + i, as shared.players.match.evaluate_players plays them); job_id(i) names chunk i's job."""
+    data_id = DataLayout(Path(data_dir), config.game.name).data_id()
+    service, openings = config.gatekeeper(), games // 2
     return [
         JobSpec(func="services.gatekeeper.match_job",
-                kwargs={"data_dir": data_dir, "config": config, "player_a": player_a, "player_b": player_b,
-                        "opening_indices": chunk, "num_openings": openings, "simulations": simulations,
-                        "seed": seed + i},
-                queue=QUEUE_EVAL, job_id=f"{prefix}-m{i:03d}", timeout_s=cfg.pipeline.eval_timeout_s,
-                description=f"{cfg.game.name} {tag}: {player_a} vs {player_b}, openings {chunk[0]}..",
-                **ttl_kwargs(cfg.pipeline))
-        for i, chunk in enumerate(split_openings(openings, jobs))
+                payload=MatchPayload(data_id=data_id, config=service, player_a=player_a, player_b=player_b,
+                                     opening_indices=chunk, num_openings=openings,
+                                     simulations=config.gate.simulations, seed=seed + i),
+                queue=QUEUE_EVAL, job_id=job_id(i), timeout_s=config.pipeline.eval_timeout_s,
+                description=f"{config.game.name} {description}: {player_a} vs {player_b}, openings {chunk[0]}..",
+                **ttl_kwargs(config.pipeline))
+        for i, chunk in enumerate(split_openings(openings, config.gate.jobs))
     ]
 
 
@@ -48,12 +52,12 @@ def run_match(redis_url: str, specs: list[JobSpec], *, rule: str, threshold: flo
     connection = connect(redis_url)
     for spec in specs:
         enqueue(connection, spec)
-    total_pairs = sum(len(s.kwargs["opening_indices"]) for s in specs)
+    total_pairs = sum(len(s.payload.opening_indices) for s in specs)
 
     def progress(p: WaitProgress) -> None:
-        pair_scores = [sum(pair["scores"]) / 2 for r in p.results.values() for pair in r["pairs"]]
-        logger.info("match: %d/%d jobs done, %d/%d pairs", p.finished, p.total, len(pair_scores), total_pairs)
-        if early_stop and p.finished < p.total and can_stop_early(pair_scores, total_pairs, rule, threshold):
+        scores = pair_means(chunk_game_scores(list(p.results.values())))
+        logger.info("match: %d/%d jobs done, %d/%d pairs", p.finished, p.total, scores.size, total_pairs)
+        if early_stop and p.finished < p.total and can_stop_early(scores, total_pairs, rule, threshold):
             raise _StopEarly(p.results)
 
     early = False
@@ -92,17 +96,17 @@ def report_markdown(title: str, report: dict[str, Any]) -> str:
     )
 
 
-@flow(name="gate", flow_run_name="{game}-gen{generation}-gate")
-def gate_flow(game: str, generation: int, data_dir: str, redis_url: str, config: dict[str, Any],
-              candidate: str, best: str) -> dict[str, Any]:
+@flow(name="gate", flow_run_name=run_name("gen{generation}-gate"))
+def gate_flow(config: PipelineConfig, generation: int, data_dir: str, redis_url: str, candidate: str,
+              best: str) -> dict[str, Any]:
     """Play candidate vs best (gate.games paired games) and return the report with the decision."""
     logger = get_run_logger()
-    cfg = PipelineConfig.model_validate(config)
-    g = cfg.gate
-    specs = match_specs(data_dir, config, f"g{generation:06d}-gate-{candidate}-vs-{best}", candidate, best,
-                        g.games, g.simulations, g.jobs, seed=cfg.pipeline.seed + generation)
+    g, game = config.gate, config.game.name
+    ids = DataLayout(Path(data_dir), game).job_ids()
+    specs = match_specs(config, data_dir, lambda i: ids.gate(generation, candidate, best, i), candidate, best,
+                        g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate")
     report = run_match(redis_url, specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
-                       timeout_s=cfg.pipeline.wait_timeout_s, logger=logger)
+                       timeout_s=config.pipeline.wait_timeout_s, logger=logger)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = f"{game}-gen{generation}-gate".lower().replace("_", "-")
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",

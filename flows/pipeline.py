@@ -3,7 +3,7 @@
 The generation to run next is read from the registry (one past the newest generation with a gate
 decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
 a candidate already registered and finished rq jobs are reused.  A pipeline with `generations` unset runs
-until stopped (Ctrl-C, or the stop file `<data>/games/<game>/STOP`, checked between generations).
+until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 
 from flows.generation import generation_flow
+from flows.naming import run_name
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
@@ -26,26 +27,20 @@ def next_generation(registry: ModelRegistry) -> int:
     return max(decided, default=0) + 1
 
 
-def stop_file(data_dir: str, game: str) -> Path:
-    """Touch this file to stop a running pipeline after its current generation."""
-    return DataLayout(Path(data_dir), game).game_dir / "STOP"
-
-
-@flow(name="pipeline", flow_run_name="{game}-pipeline")
-def pipeline_flow(game: str, data_dir: str, redis_url: str, config: dict[str, Any],
+@flow(name="pipeline", flow_run_name=run_name("pipeline"))
+def pipeline_flow(config: PipelineConfig, data_dir: str, redis_url: str,
                   generations: int | None = None) -> list[dict[str, Any]]:
     """Run `generations` generations (None: until stopped); returns each generation's summary."""
     logger = get_run_logger()
-    cfg = PipelineConfig.model_validate(config)
-    registry = ModelRegistry(DataLayout(Path(data_dir), cfg.game.name).registry_dir)
+    layout = DataLayout(Path(data_dir), config.game.name)
+    registry = ModelRegistry(layout.registry_dir)
     summaries = []
-    stop = stop_file(data_dir, game)
+    stop = layout.stop_file
     stop.unlink(missing_ok=True)
     while generations is None or len(summaries) < generations:
         generation = next_generation(registry)
-        summary = generation_flow(game=game, generation=generation, data_dir=data_dir, redis_url=redis_url,
-                                  config=config)
-        summaries.append(summary)
+        summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir,
+                                         redis_url=redis_url))
         if stop.exists():
             logger.info("stop file %s found: stopping after generation %d", stop, generation)
             stop.unlink(missing_ok=True)

@@ -11,13 +11,10 @@ import os
 import urllib.request
 from pathlib import Path
 
+from shared.layout import prefect_home
+
 UI_HOST = "127.0.0.1"
 UI_PORT = 4200
-
-
-def prefect_home(data_dir: Path) -> Path:
-    """The PREFECT_HOME zeroforge uses for a data directory."""
-    return Path(data_dir).resolve() / "prefect"
 
 
 def ui_url(host: str = UI_HOST, port: int = UI_PORT) -> str:

@@ -1,20 +1,20 @@
 """Enqueue zeroforge jobs on rq and wait for them, robustly.
 
-Jobs are enqueued by dotted path with rq's JSON serializer (never pickle), with deterministic job ids
-derived from the data directory, the game, the generation and the job's role, so that a resumed flow
-re-enqueues the same ids instead of creating duplicates.  While waiting, the StartedJobRegistry of each
+Jobs are enqueued by dotted path with rq's JSON serializer (never pickle) and one typed payload each
+(services.payloads), with deterministic job ids from shared.layout.JobIds (the data directory's identity,
+the game, the generation and the job's role), so that a resumed flow re-enqueues the same ids instead of
+creating duplicates.  While waiting, the StartedJobRegistry of each
 queue is cleaned up so that a job whose worker was killed outright is retried (or marked failed) instead
 of staying STARTED forever.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import BaseModel
 from redis import Redis
 from rq import Queue, Retry
 from rq.job import Job, JobStatus
@@ -42,17 +42,13 @@ def connect(redis_url: str) -> Redis:
     return Redis.from_url(redis_url)
 
 
-def namespace_for(data_dir: str | Path) -> str:
-    """A short stable tag for a data directory, so that two pipelines sharing one Redis never share job ids."""
-    return hashlib.sha1(str(Path(data_dir).resolve()).encode()).hexdigest()[:8]
-
-
 @dataclass(frozen=True)
 class JobSpec:
-    """One job to enqueue: the dotted function path, its JSON-serialisable kwargs, and where/how to run it."""
+    """One job to enqueue: the dotted function path (one of services.worker.JOB_FUNCTIONS), its payload, and
+    where/how to run it."""
 
     func: str
-    kwargs: dict[str, Any]
+    payload: BaseModel
     queue: str
     job_id: str
     timeout_s: int
@@ -68,7 +64,6 @@ class WaitProgress:
 
     finished: int
     total: int
-    failed: int
     started: int
     elapsed_s: float
     results: dict[str, Any] = field(default_factory=dict)
@@ -91,7 +86,7 @@ def enqueue(connection: Redis, spec: JobSpec) -> Job:
     queue = Queue(spec.queue, connection=connection, serializer=serializer)
     return queue.enqueue_call(
         func=spec.func,
-        kwargs=spec.kwargs,
+        kwargs={"payload": spec.payload.model_dump(mode="json")},
         timeout=spec.timeout_s,
         result_ttl=spec.result_ttl_s,
         failure_ttl=spec.failure_ttl_s,
@@ -135,7 +130,7 @@ def wait_for_jobs(
     while True:
         cleanup_started(connection, queues)
         jobs = Job.fetch_many(job_ids, connection=connection, serializer=JSONSerializer)
-        started = failed = 0
+        started = 0
         for job_id, job in zip(job_ids, jobs):
             if job is None:
                 raise JobFailedError(f"job {job_id} vanished from Redis (expired or deleted); re-run the flow to redo it")
@@ -143,7 +138,6 @@ def wait_for_jobs(
             if status == JobStatus.FINISHED and job_id not in results:
                 results[job_id] = job.return_value()
             elif status == JobStatus.FAILED:
-                failed += 1
                 raise JobFailedError(f"job {job_id} failed: {_failure_text(job)}")
             elif status in (JobStatus.STOPPED, JobStatus.CANCELED):  # final: no worker will ever run it
                 raise JobFailedError(f"job {job_id} was {status.value} by hand and will never finish; "
@@ -151,9 +145,9 @@ def wait_for_jobs(
             elif status == JobStatus.STARTED:
                 started += 1
         elapsed = time.monotonic() - start
-        snapshot = (len(results), started, failed)
+        snapshot = (len(results), started)
         if progress is not None and snapshot != last_reported:
-            progress(WaitProgress(len(results), len(job_ids), failed, started, elapsed, dict(results)))
+            progress(WaitProgress(len(results), len(job_ids), started, elapsed, dict(results)))
             last_reported = snapshot
         if len(results) == len(job_ids):
             return results

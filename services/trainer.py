@@ -11,20 +11,18 @@ import copy
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from services.worker import job_device
+from services.payloads import TrainPayload, TrainResult, WorkerContext
 from shared.atomic import atomic_output
-from shared.config import PipelineConfig
+from shared.config import TrainSection
 from shared.games import Game, make_game
-from shared.layout import DataLayout
-from shared.network import load_model, save_model
+from shared.network.modelfile import load_model, save_model
+from shared.network.training import TrainSettings, make_optimizer, sample_batch, train_step
 from shared.registry import ModelRegistry
 from shared.shards import load_replay_window
-from shared.training import TrainSettings, make_optimizer, sample_batch, train_step
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +31,8 @@ class TrainingDataError(RuntimeError):
     """The replay window holds no usable positions (no self-play yet, or every shard was damaged)."""
 
 
-def train_settings(cfg: PipelineConfig) -> TrainSettings:
-    """TrainSettings from the pipeline config's [train] section."""
-    t = cfg.train
+def train_settings(t: TrainSection) -> TrainSettings:
+    """TrainSettings from a [train] section."""
     return TrainSettings(
         steps=t.steps_per_generation,
         batch_size=t.batch_size,
@@ -47,10 +44,6 @@ def train_settings(cfg: PipelineConfig) -> TrainSettings:
         lr_final_fraction=t.lr_final_fraction,
         grad_clip=t.grad_clip,
     )
-
-
-def _checkpoint_path(layout: DataLayout, generation: int, parent: str) -> Path:
-    return layout.checkpoints_dir / f"gen-{generation:06d}-from-{parent}.ckpt"
 
 
 def _save_checkpoint(path: Path, model, optimizer, step: int, history: list[dict[str, float]]) -> None:
@@ -109,33 +102,36 @@ def _mean(history: list[dict[str, float]], key: str, last: int) -> float:
     return round(float(np.mean([h[key] for h in tail])), 5) if tail else float("nan")
 
 
-def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_version: str, seed: int) -> dict[str, Any]:
+def train_job(payload: dict, worker: WorkerContext) -> dict:
     """Train `parent_version` on the replay window and register the result as a candidate of `generation`.
 
-    Returns {"version", "parent", "generation", "steps", "positions", "shards", "bad_shards", losses...}.
+    payload: a TrainPayload as a JSON dict. Returns a TrainResult as a JSON dict (version, parent, generation,
+    steps, positions, shards, bad_shards, losses, seconds, device).
     """
-    cfg = PipelineConfig.model_validate(config)
+    job = TrainPayload.model_validate(payload)
+    cfg, generation, parent_version = job.config, job.generation, job.parent_version
     game = make_game(cfg.game.name)
-    layout = DataLayout(Path(data_dir), game.name)
+    layout = worker.layout(game.name, job.data_id)
     registry = ModelRegistry(layout.registry_dir)
-    ckpt = _checkpoint_path(layout, generation, parent_version)
-    out = layout.checkpoints_dir / f"gen-{generation:06d}-from-{parent_version}-candidate.pt"
+    ckpt = layout.checkpoint_path(generation, parent_version)
+    out = layout.candidate_path(generation, parent_version)
     done = _existing_candidate(registry, generation, parent_version)
     if done is not None:  # a previous run registered it (perhaps killed before cleaning up its files)
         ckpt.unlink(missing_ok=True)
         out.unlink(missing_ok=True)
-        return {"version": done.version, "parent": parent_version, "generation": generation, "reused": True, **done.training}
-    window = load_replay_window(layout.shards_dir, game, cfg.train.replay_window_positions,
+        return TrainResult(version=done.version, parent=parent_version, generation=generation, reused=True,
+                           **done.training).model_dump(mode="json")
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, game, cfg.train.replay_window_positions,
                                 cfg.train.replay_window_generations)
     if window.states.shape[0] == 0:
         raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
                                 "run self-play for this generation first")
-    device = job_device()
-    parent = registry.get(parent_version)
+    parent = registry.verify(parent_version)
     loaded = load_model(parent.path, device="cpu", expected_game=game)
-    settings = train_settings(cfg)
+    settings = train_settings(cfg.train)
     start = time.perf_counter()
-    model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, seed, device)
+    model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
+                                 worker.device)
     training = {
         "steps": settings.steps,
         "batch_size": settings.batch_size,
@@ -147,10 +143,12 @@ def train_job(*, data_dir: str, config: dict[str, Any], generation: int, parent_
         "value_loss": _mean(history, "value_loss", 50),
         "first_loss": _mean(history[:50], "loss", 50),
         "seconds": round(time.perf_counter() - start, 2),
-        "device": device,
+        "device": worker.device,
     }
     save_model(out, model, game, {"generation": generation, "parent": parent_version, "training": training})
-    version = registry.register(out, status="candidate", parent=parent_version, generation=generation, training=training)
+    version = registry.register(out, parent=parent_version, generation=generation,
+                                training=training)
     out.unlink(missing_ok=True)
     ckpt.unlink(missing_ok=True)
-    return {"version": version.version, "parent": parent_version, "generation": generation, "reused": False, **training}
+    return TrainResult(version=version.version, parent=parent_version, generation=generation, reused=False,
+                       **training).model_dump(mode="json")

@@ -12,8 +12,8 @@ names in its own `__init__` (imported on demand, so that code without torch stay
     shared.config       load_config, PipelineConfig (and the per-service configs), ConfigError
     shared.layout       DataLayout, default_data_root
     shared.stats        paired_evaluation, decide_promotion, can_stop_early, elo_from_score
-    shared.training     TrainSettings, sample_batch, train_step
-    shared.player_spec  parse_player_spec, build_player
-    shared.analysis     analyze_states, analyze_move_strings
+    shared.network.training     TrainSettings, sample_batch, train_step
+    shared.players.spec  parse_player_spec, build_player
+    shared.players.analysis     analyze_states, analyze_move_strings
     shared.atomic       atomic_output, fsync_dir
 """

@@ -1,29 +1,47 @@
-"""Where zeroforge keeps its files: the one place that builds data paths.
+"""Where zeroforge keeps its files and how its jobs are named: the one home of every path and job id.
 
 Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR):
 
+    <root>/zeroforge-id                                  the data directory's identity (random, made once)
+    <root>/logs/                                        logs of the local workers `zeroforge run` starts
+    <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
-    <root>/games/<game>/models/                         the model registry (versions/, best.json, history.jsonl)
-    <root>/games/<game>/checkpoints/                    trainer checkpoints
-    <root>/games/<game>/reports/                        gate reports, plots
+    <root>/games/<game>/models/                         the model registry (see RegistryLayout)
+    <root>/games/<game>/checkpoints/                    trainer checkpoints, the initial model before registration
+    <root>/games/<game>/reports/strength.png            the strength-over-generations plot
+    <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
 
-Every other module asks `DataLayout` for these paths instead of joining strings itself.
+Inside a registry directory (RegistryLayout):
+
+    versions/000001/model.pt   versions/000001/meta.json   best.json   history.jsonl   registry.lock
+
+Job ids (JobIds) are built from the data directory's identity, the game and the generation, so two pipelines
+sharing one Redis never share a job, and a data directory deleted and made again never sees the old results.
+Every other module asks this one for paths and job ids instead of joining strings itself.
 """
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.shards.schema import shard_file_name
+
 DATA_DIR_ENV = "ZEROFORGE_DATA_DIR"
 DEFAULT_DATA_DIR_NAME = "zeroforge-data"
+SHIPPED_MODELS_DIR = Path(__file__).resolve().parent / "shipped_models"
+
+#: File names inside one registry version folder (also used while the folder is staged).
+MODEL_FILE_NAME = "model.pt"
+META_FILE_NAME = "meta.json"
 
 _GAMES_DIR = "games"
-_GENERATION_PREFIX = "gen-"
+_ID_FILE = "zeroforge-id"
 _SAFE_GAME_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_GENERATION_DIR = re.compile(r"^gen-(\d{6,})$")
+_DATA_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 class LayoutError(ValueError):
@@ -46,9 +64,103 @@ def check_game_name(game_name: str) -> str:
     return game_name
 
 
+def _generation_text(generation: int) -> str:
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+        raise LayoutError(f"generation must be an integer >= 0, got {generation!r}")
+    return f"{generation:06d}"
+
+
+def shipped_model_path(game_name: str) -> Path:
+    """Where the model shipped with zeroforge for `game_name` lives inside the installed package (may not exist)."""
+    return SHIPPED_MODELS_DIR / f"{check_game_name(game_name)}.pt"
+
+
+def shipped_model_names() -> list[str]:
+    """Sorted names of the games that have a shipped model."""
+    return sorted(p.stem for p in SHIPPED_MODELS_DIR.glob("*.pt"))
+
+
+def logs_dir(root: Path) -> Path:
+    """<root>/logs: logs of the local worker processes."""
+    return Path(root) / "logs"
+
+
+def prefect_home(root: Path) -> Path:
+    """<root>/prefect: PREFECT_HOME (database, settings) of the runs on data root `root`."""
+    return Path(root).resolve() / "prefect"
+
+
+def data_id(root: Path, create: bool = True) -> str:
+    """The identity of data root `root`: 12 hex digits kept in <root>/zeroforge-id, made on first use.
+
+    Creation is atomic (O_EXCL), so concurrent first users agree on one id. LayoutError when the file is
+    damaged, or missing with create=False.
+    """
+    path = Path(root) / _ID_FILE
+    if not path.exists() and create:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(6) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LayoutError(f"cannot read the data directory's identity {path} ({exc}); "
+                          "check --data-dir (a zeroforge data directory has this file)") from None
+    if not _DATA_ID.match(text):
+        raise LayoutError(f"{path} is damaged (expected 12 hex digits); delete it only if no run uses this data directory")
+    return text
+
+
+@dataclass(frozen=True)
+class RegistryLayout:
+    """Paths inside one model registry directory."""
+
+    directory: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "directory", Path(self.directory))
+
+    @property
+    def versions_dir(self) -> Path:
+        return self.directory / "versions"
+
+    def version_dir(self, version: str) -> Path:
+        """versions/<version> (version already normalised, e.g. '000003')."""
+        return self.versions_dir / version
+
+    def model_path(self, version: str) -> Path:
+        return self.version_dir(version) / MODEL_FILE_NAME
+
+    def meta_path(self, version: str) -> Path:
+        return self.version_dir(version) / META_FILE_NAME
+
+    def staging_dir(self, token: str) -> Path:
+        """A hidden folder in versions/ where a new version is assembled before its rename into place."""
+        return self.versions_dir / f".staging-{token}"
+
+    @property
+    def best_path(self) -> Path:
+        return self.directory / "best.json"
+
+    @property
+    def history_path(self) -> Path:
+        return self.directory / "history.jsonl"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.directory / "registry.lock"
+
+
 @dataclass(frozen=True)
 class DataLayout:
-    """Paths for one game under one data root. Only builds paths; `ensure()` creates the directories."""
+    """Paths for one game under one data root. Only builds paths; it creates nothing."""
 
     root: Path
     game_name: str
@@ -57,18 +169,20 @@ class DataLayout:
         object.__setattr__(self, "root", Path(self.root))
         check_game_name(self.game_name)
 
-    @classmethod
-    def from_shards_dir(cls, shards_dir: Path) -> DataLayout:
-        """The layout whose `shards_dir` is `shards_dir` (root/games/<game>/shards); LayoutError for any other path."""
-        shards_dir = Path(shards_dir)
-        game_dir = shards_dir.parent
-        if shards_dir.name != "shards" or game_dir.parent.name != _GAMES_DIR:
-            raise LayoutError(
-                f"{shards_dir} is not a shards directory of the data layout (<root>/games/<game>/shards); "
-                "pass the quarantine directory explicitly or use DataLayout(root, game).shards_dir"
-            )
-        return cls(game_dir.parent.parent, game_dir.name)
+    # ----- the data root ------------------------------------------------------------------------
+    @property
+    def logs_dir(self) -> Path:
+        return logs_dir(self.root)
 
+    @property
+    def prefect_home(self) -> Path:
+        return prefect_home(self.root)
+
+    def data_id(self, create: bool = True) -> str:
+        """The data root's identity (see `data_id`)."""
+        return data_id(self.root, create)
+
+    # ----- one game --------------------------------------------------------------------------------
     @property
     def game_dir(self) -> Path:
         """<root>/games/<game>: everything that belongs to one game."""
@@ -81,9 +195,11 @@ class DataLayout:
 
     def generation_shards_dir(self, generation: int) -> Path:
         """<root>/games/<game>/shards/gen-000003 for generation 3 (generation >= 0)."""
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-            raise LayoutError(f"generation must be an integer >= 0, got {generation!r}")
-        return self.shards_dir / f"{_GENERATION_PREFIX}{generation:06d}"
+        return self.shards_dir / f"gen-{_generation_text(generation)}"
+
+    def shard_path(self, generation: int, job_id: str) -> Path:
+        """The shard the self-play job `job_id` of `generation` writes."""
+        return self.generation_shards_dir(generation) / shard_file_name(job_id)
 
     @property
     def quarantine_dir(self) -> Path:
@@ -100,22 +216,70 @@ class DataLayout:
         """<root>/games/<game>/checkpoints: trainer checkpoints."""
         return self.game_dir / "checkpoints"
 
+    def checkpoint_path(self, generation: int, parent: str) -> Path:
+        """The resumable training checkpoint of `generation` trained from version `parent`."""
+        return self.checkpoints_dir / f"gen-{_generation_text(generation)}-from-{parent}.ckpt"
+
+    def candidate_path(self, generation: int, parent: str) -> Path:
+        """Where the trained candidate is written before the registry copies it in."""
+        return self.checkpoints_dir / f"gen-{_generation_text(generation)}-from-{parent}-candidate.pt"
+
+    @property
+    def initial_model_path(self) -> Path:
+        """Where the random initial network is written before the registry copies it in."""
+        return self.checkpoints_dir / "initial.pt"
+
     @property
     def reports_dir(self) -> Path:
-        """<root>/games/<game>/reports: gate reports and plots."""
+        """<root>/games/<game>/reports: plots and reports."""
         return self.game_dir / "reports"
 
-    def ensure(self) -> DataLayout:
-        """Create the game's directories (shards, quarantine, models, checkpoints, reports); returns self."""
-        for path in (self.shards_dir, self.quarantine_dir, self.registry_dir, self.checkpoints_dir, self.reports_dir):
-            path.mkdir(parents=True, exist_ok=True)
-        return self
+    @property
+    def strength_plot_path(self) -> Path:
+        return self.reports_dir / "strength.png"
+
+    @property
+    def stop_file(self) -> Path:
+        """Touch this file to stop a running pipeline after its current generation."""
+        return self.game_dir / "STOP"
+
+    @property
+    def registry(self) -> RegistryLayout:
+        return RegistryLayout(self.registry_dir)
+
+    def job_ids(self) -> JobIds:
+        """The job names of this game on this data root (creates the data root's identity if needed)."""
+        return JobIds(self.data_id(), self.game_name)
 
 
-def generation_of_dir(path: Path) -> int | None:
-    """The generation number of a gen-NNNNNN folder name, or None when `path` is not one."""
-    match = _GENERATION_DIR.match(Path(path).name)
-    return int(match.group(1)) if match else None
+@dataclass(frozen=True)
+class JobIds:
+    """Deterministic rq job ids: `zf-<data id>-<game>-g<generation>-<role>`.
+
+    A resumed flow re-enqueues the same ids (finished jobs are reused, never run twice).
+    """
+
+    data_id: str
+    game_name: str
+
+    def _prefix(self, generation: int) -> str:
+        return f"zf-{self.data_id}-{self.game_name}-g{_generation_text(generation)}"
+
+    def selfplay(self, generation: int, model_version: str, index: int) -> str:
+        """Self-play job `index` of `generation` with `model_version` (the version is in the id, so after a
+        manual promote or rollback an unfinished generation plays its remaining games with the new best)."""
+        return f"{self._prefix(generation)}-m{model_version}-sp{index:04d}"
+
+    def train(self, generation: int, parent: str) -> str:
+        return f"{self._prefix(generation)}-train-{parent}"
+
+    def gate(self, generation: int, candidate: str, best: str, index: int) -> str:
+        """Eval job `index` of the gate of `candidate` against `best`."""
+        return f"{self._prefix(generation)}-gate-{candidate}-vs-{best}-m{index:03d}"
+
+    def anchor(self, generation: int, version: str, index: int) -> str:
+        """Eval job `index` of the anchor match of new best `version`."""
+        return f"{self._prefix(generation)}-anchor-{version}-m{index:03d}"
 
 
 def games_in_data_root(root: Path) -> list[str]:

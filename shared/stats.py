@@ -117,11 +117,6 @@ def elo_from_score(score: float, games: int | None = None) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-def score_from_elo(elo: float) -> float:
-    """Expected score of a player `elo` points stronger: 1 / (1 + 10^(-elo/400))."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
-
-
 def paired_evaluation(pair_scores: np.ndarray, *, wins: int, draws: int, losses: int) -> EvalStats:
     """Statistics of a paired match. pair_scores: [P] float, each pair's mean score for A in
     {0, .25, .5, .75, 1}; wins/draws/losses: A's game counts (must add up to 2P and match the
@@ -148,17 +143,22 @@ def paired_evaluation(pair_scores: np.ndarray, *, wins: int, draws: int, losses:
     )
 
 
-def evaluate_game_results(results: np.ndarray) -> EvalStats:
-    """paired_evaluation from per-game results. results: [P, 2] int, each game's result from A's
-    side (+1 win, 0 draw, -1 loss); row p holds the two games of opening p (colours swapped)."""
-    results = np.asarray(results)
-    if results.ndim != 2 or results.shape[1] != 2 or not np.isin(results, (-1, 0, 1)).all():
-        raise StatsError(f"results must be a [P, 2] array of +1/0/-1 (A's side), got shape {results.shape}")
-    pair_scores = (results + 1).sum(axis=1) / 4.0  # [P] float64: each game scores (r + 1) / 2
-    return paired_evaluation(
-        pair_scores, wins=int((results == 1).sum()), draws=int((results == 0).sum()),
-        losses=int((results == -1).sum()),
-    )
+def pair_means(game_scores: np.ndarray) -> np.ndarray:
+    """Pair scores: game_scores [P, 2] float (A's points in the two games of each pair: 1 win, .5 draw, 0 loss)
+    -> [P] float64 means. The only place that turns games into pair scores."""
+    scores = np.asarray(game_scores, dtype=np.float64).reshape(-1, 2)
+    return scores.mean(axis=1)
+
+
+def evaluate_pairs(game_scores: np.ndarray) -> EvalStats:
+    """paired_evaluation of the games of a paired match: game_scores [P, 2] float, A's points per game (1 win,
+    0.5 draw, 0 loss), row p holding the two games of opening p (colours swapped). The only place that counts
+    wins, draws and losses for a match report."""
+    scores = np.asarray(game_scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[1] != 2 or not np.isin(scores, (0.0, 0.5, 1.0)).all():
+        raise StatsError(f"game scores must be a [P, 2] array of 1/0.5/0 (A's points), got shape {scores.shape}")
+    return paired_evaluation(pair_means(scores), wins=int((scores == 1.0).sum()), draws=int((scores == 0.5).sum()),
+                             losses=int((scores == 0.0).sum()))
 
 
 def _check_rule(rule: str, threshold: float) -> None:

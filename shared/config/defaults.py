@@ -1,7 +1,8 @@
 """Per-game defaults: the bottom layer under zeroforge.toml, environment variables and `--set`.
 
 Sizes are chosen for small CPU machines (tic-tac-toe trains to near-perfect play in minutes on two
-cores); scale simulations, games and windows up for GPUs.
+cores); scale simulations, games and windows up for GPUs. The network size ([game] blocks, channels,
+value_hidden) is not set here: it comes from the one table in shared/network/spec.py.
 
 Dirichlet alpha follows AlphaZero's rule of thumb alpha ~ 10 / (typical number of legal moves)
 (chess 0.3 with ~35 moves, Go 0.03 with ~250), capped at 1.0 because alpha >= 1 already spreads the
@@ -19,12 +20,12 @@ import re
 from typing import Any
 
 from shared.config.errors import ConfigError
+from shared.network.spec import default_network_spec
 
 _GOMOKU_PATTERN = re.compile(r"^gomoku-(\d+)x(\d+)-(\d+)$")
 
 _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "tictactoe": {
-        "game": {"blocks": 2, "channels": 32},
         "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 4},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
         "train": {
@@ -35,21 +36,18 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "pipeline": {"generations": 8},
     },
     "connect4": {
-        "game": {"blocks": 4, "channels": 64},
         "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 10},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
         "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 100_000},
         "gate": {"games": 400, "simulations": 16, "jobs": 2, "anchor_games": 20},
     },
     "othello": {
-        "game": {"blocks": 6, "channels": 64},
         "search": {"simulations": 200, "dirichlet_alpha": 0.3, "temperature_moves": 10},
         "selfplay": {"games_per_job": 64, "jobs_per_generation": 8},
         "train": {"batch_size": 256, "steps_per_generation": 1000, "replay_window_positions": 500_000},
         "gate": {"games": 400, "simulations": 100, "jobs": 4},
     },
     "othello-6x6": {
-        "game": {"blocks": 4, "channels": 64},
         "search": {"simulations": 128, "dirichlet_alpha": 0.5, "temperature_moves": 6},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 4},
         "train": {"batch_size": 256, "steps_per_generation": 800, "replay_window_positions": 200_000},
@@ -65,13 +63,12 @@ def _gomoku_defaults(height: int, width: int) -> dict[str, dict[str, Any]]:
     cells = height * width
     alpha = round(min(1.0, max(0.03, 10.0 / (0.85 * cells))), 2)
     if cells <= 49:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 3, 32, 64, 6, 128, 2, 32, 300
+        sims, temp_moves, games, jobs, gate_sims, steps = 64, 6, 128, 2, 32, 300
     elif cells <= 121:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 4, 48, 100, 8, 128, 2, 32, 400
+        sims, temp_moves, games, jobs, gate_sims, steps = 100, 8, 128, 2, 32, 400
     else:
-        blocks, channels, sims, temp_moves, games, jobs, gate_sims, steps = 10, 128, 400, 12, 32, 16, 200, 1000
+        sims, temp_moves, games, jobs, gate_sims, steps = 400, 12, 32, 16, 200, 1000
     return {
-        "game": {"blocks": blocks, "channels": channels},
         "search": {"simulations": sims, "dirichlet_alpha": alpha, "temperature_moves": temp_moves},
         "selfplay": {"games_per_job": games, "jobs_per_generation": jobs},
         "train": {  # replay window: ~5k positions per board cell
@@ -99,5 +96,7 @@ def game_defaults(game_name: str) -> dict[str, dict[str, Any]]:
             f"game.name: unknown game {game_name!r}; known forms: {', '.join(KNOWN_GAME_FORMS)} "
             "— pass --game, or set name in [game] of zeroforge.toml"
         )
-    values.setdefault("game", {})["name"] = name
+    spec = default_network_spec(name)
+    values["game"] = {"name": name, "blocks": spec.blocks, "channels": spec.channels,
+                      "value_hidden": spec.value_hidden}
     return values

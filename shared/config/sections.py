@@ -10,14 +10,17 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from shared.search.mcts import SearchConfig
 from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
 
     name: str = Field(description='Game name, e.g. "tictactoe", "connect4", "gomoku-6x6-4", "othello".')
-    blocks: int = Field(default=4, ge=1, le=40, description="Residual blocks of the policy-value network.")
+    blocks: int = Field(default=4, ge=1, le=40, description="Residual blocks of the policy-value network "
+                        "(default: the game's size in shared/network/spec.py).")
     channels: int = Field(default=64, ge=8, le=512, description="Convolution channels per block.")
+    value_hidden: int = Field(default=64, ge=1, le=4096, description="Hidden units of the value head.")
 
     @field_validator("name")
     @classmethod
@@ -36,7 +39,7 @@ class GameSection(Section):
 
 
 class SearchSection(Section):
-    """[search]: PUCT tree search used by self-play (the gate uses its own simulation count)."""
+    """[search]: the PUCT search of every network player: self-play, the gate, `eval`, `analyze` and `play`."""
 
     simulations: int = Field(default=200, ge=1, le=100_000, description="MCTS simulations per move in self-play.")
     c_puct: float = Field(default=1.5, gt=0, le=20, description="Exploration constant of the PUCT formula.")
@@ -64,6 +67,25 @@ class SearchSection(Section):
     temperature_final: float = Field(
         default=0.0, ge=0, le=5, description="Temperature after temperature_moves plies (0 = most visited move)."
     )
+
+    def search_config(self, simulations: int | None = None) -> SearchConfig:
+        """The SearchConfig of these settings with `simulations` per move (default: this section's).
+
+        The one place that turns [search] into a shared.search.SearchConfig. Self-play searches with [search]
+        simulations and adds root noise and the temperature schedule on top; the gate and the anchor match use
+        gate.simulations; eval/analyze/play their --sims (default gate.simulations). Match players never reuse
+        trees between calls (their successive positions need not follow each other).
+        """
+        return SearchConfig(
+            num_simulations=self.simulations if simulations is None else simulations,
+            c_puct=self.c_puct,
+            fpu_reduction=self.fpu_reduction,
+            dirichlet_alpha=self.dirichlet_alpha,
+            dirichlet_epsilon=self.dirichlet_epsilon,
+            leaves_per_step=self.leaves_per_step,
+            virtual_loss=self.virtual_loss,
+            reuse_tree=self.reuse_tree,
+        )
 
 
 class SelfPlaySection(Section):
@@ -123,7 +145,10 @@ class GateSection(Section):
         default=400, ge=2, le=100_000,
         description="Gate games; must be even: games/2 openings, each played twice with colours swapped.",
     )
-    simulations: int = Field(default=100, ge=1, le=100_000, description="MCTS simulations per move in gate games.")
+    simulations: int = Field(
+        default=100, ge=1, le=100_000,
+        description="MCTS simulations per move in gate and anchor games (the rest of the search is [search]).",
+    )
     jobs: int = Field(default=4, ge=1, le=10_000, description="Number of rq jobs the gate match is split into.")
     promote_rule: Literal["ci_low_above", "score_above"] = Field(
         default="ci_low_above",
@@ -153,12 +178,12 @@ class GateSection(Section):
     @field_validator("anchor")
     @classmethod
     def _anchor_spec(cls, value: str | None) -> str | None:
-        """A fixed player spec (shared.player_spec, imported lazily); None disables the anchor match."""
+        """A fixed player spec (shared.players.spec, imported lazily); None disables the anchor match."""
         if value is None:
             return None
         value = value.strip()
         try:
-            from shared.player_spec import PlayerSpecError, parse_player_spec
+            from shared.players.spec import PlayerSpecError, parse_player_spec
         except ImportError:  # player specs are optional at config time; the gatekeeper checks them when used
             return value
         try:

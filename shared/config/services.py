@@ -37,31 +37,7 @@ class ServiceConfig(Section):
     """Base of the service configs (frozen, unknown keys rejected)."""
 
 
-class _SearchingServiceConfig(ServiceConfig):
-    """A service config with a [search] section: builds shared.search configs from it."""
-
-    def search_kwargs(self, simulations: int | None = None) -> dict[str, Any]:
-        """Keyword arguments of shared.search.SearchConfig from [search] (simulations optionally replaced)."""
-        search: SearchSection = getattr(self, "search")  # declared by every subclass
-        return {
-            "num_simulations": search.simulations if simulations is None else simulations,
-            "c_puct": search.c_puct,
-            "fpu_reduction": search.fpu_reduction,
-            "dirichlet_alpha": search.dirichlet_alpha,
-            "dirichlet_epsilon": search.dirichlet_epsilon,
-            "leaves_per_step": search.leaves_per_step,
-            "virtual_loss": search.virtual_loss,
-            "reuse_tree": search.reuse_tree,
-        }
-
-    def search_config(self, simulations: int | None = None) -> Any:
-        """A shared.search.SearchConfig built from [search] (imported lazily)."""
-        from shared.search import SearchConfig
-
-        return SearchConfig(**self.search_kwargs(simulations))
-
-
-class SelfPlayServiceConfig(_SearchingServiceConfig):
+class SelfPlayServiceConfig(ServiceConfig):
     """Everything a self-play job needs."""
 
     game: GameSection
@@ -74,7 +50,7 @@ class SelfPlayServiceConfig(_SearchingServiceConfig):
         from shared.search.selfplay import SelfPlayConfig
 
         return SelfPlayConfig(
-            search=self.search_config(),
+            search=self.search.search_config(),
             temperature_moves=self.search.temperature_moves,
             temperature_final=self.search.temperature_final,
             max_moves=self.selfplay.max_moves,
@@ -94,8 +70,8 @@ def _check_anchor_for_game(game: GameSection, gate: GateSection) -> None:
         raise ValueError(f'gate.anchor "minimax" exists only for tictactoe, not {game.name!r}; use "pure-mcts:N"')
 
 
-class GatekeeperConfig(_SearchingServiceConfig):
-    """Everything a gate or anchor match job needs (search settings with gate.simulations)."""
+class GatekeeperConfig(ServiceConfig):
+    """Everything a gate or anchor match job, and `zeroforge eval`, needs."""
 
     game: GameSection
     search: SearchSection
@@ -107,16 +83,12 @@ class GatekeeperConfig(_SearchingServiceConfig):
         _check_anchor_for_game(self.game, self.gate)
         return self
 
-    def gate_search_config(self) -> Any:
-        """SearchConfig for gate games: [search] with gate.simulations and no root noise."""
-        from shared.search import SearchConfig
-
-        kwargs = self.search_kwargs(self.gate.simulations)
-        kwargs["dirichlet_epsilon"] = 0.0
-        return SearchConfig(**kwargs)
+    def match_search_config(self, simulations: int | None = None) -> Any:
+        """The search of the network players of a match: [search] with gate.simulations (or `simulations`)."""
+        return self.search.search_config(self.gate.simulations if simulations is None else simulations)
 
 
-class PipelineConfig(_SearchingServiceConfig):
+class PipelineConfig(ServiceConfig):
     """The whole pipeline: every section; builds the per-service configs passed to jobs."""
 
     game: GameSection

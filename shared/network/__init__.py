@@ -1,27 +1,32 @@
-"""The policy-value network: model, sizes, model files and the search evaluator (the only torch code in `shared`).
+"""The policy-value network: model, sizes, model files, training steps and the search evaluator.
 
 Public API:
     PolicyValueNet, NetworkSpec, default_network_spec, NetworkError
     create_model, save_model, load_model, model_file_info, LoadedModel, ModelFileError, weights_checksum
     TorchEvaluator, configure_torch_threads
-The self-play speed benchmark lives in `shared.network.bench` (imported on demand, it needs shared.search).
-"""
-from shared.network.evaluator import TorchEvaluator, configure_torch_threads
-from shared.network.modelfile import (
-    FORMAT_VERSION,
-    LoadedModel,
-    ModelFileError,
-    create_model,
-    load_model,
-    model_file_info,
-    save_model,
-    weights_checksum,
-)
-from shared.network.resnet import PolicyValueNet
-from shared.network.spec import GOMOKU_15_GPU_SPEC, NetworkError, NetworkSpec, default_network_spec
+    shared.network.training: TrainSettings, make_optimizer, sample_batch, train_step
 
-__all__ = [
-    "FORMAT_VERSION", "GOMOKU_15_GPU_SPEC", "LoadedModel", "ModelFileError", "NetworkError", "NetworkSpec",
-    "PolicyValueNet", "TorchEvaluator", "configure_torch_threads", "create_model", "default_network_spec",
-    "load_model", "model_file_info", "save_model", "weights_checksum",
-]
+The names are loaded on first use (PEP 562), so that `shared.network.spec` (the network-size table the config
+reads) can be imported without importing torch.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "TorchEvaluator": "evaluator", "configure_torch_threads": "evaluator",
+    "FORMAT_VERSION": "modelfile", "LoadedModel": "modelfile", "ModelFileError": "modelfile",
+    "create_model": "modelfile", "load_model": "modelfile", "model_file_info": "modelfile",
+    "save_model": "modelfile", "weights_checksum": "modelfile",
+    "PolicyValueNet": "resnet",
+    "NetworkError": "spec", "NetworkSpec": "spec", "default_network_spec": "spec",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'shared.network' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"shared.network.{_HOMES[name]}"), name)

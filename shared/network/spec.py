@@ -1,28 +1,24 @@
-"""Network size specifications and the per-game default sizes.
+"""Network size specifications and THE table of per-game default sizes.
 
 A `NetworkSpec` fixes the size of a `PolicyValueNet` trunk and value head; the board geometry
 (input planes, height, width, action count) comes from the game, so one spec can serve any game.
-
-Why these defaults (CPU-first: self-play workers run one torch thread each, so the net must be cheap
-enough that the network is not hopelessly slower than the search bookkeeping):
+`default_network_spec(name)` is the only place that says how large a game's network is: the pipeline's
+config defaults ([game] blocks/channels), `create_model(spec=None)` and `zeroforge bench` all read it.
 
 =================  ===============  ===========================================================
 game               blocks x chans   reason
 =================  ===============  ===========================================================
 tictactoe          2 x 32           9 cells; anything larger only slows learning a solved game
-connect4           5 x 64           42 cells, ~6x6 receptive field needed to see 4-in-a-row
-                                    threats across the board
-gomoku-6x6-4       3 x 64           tiny board, short lines
-gomoku-8x8-5       4 x 64           64 cells; four blocks cover the board with 3x3 convs
-other gomoku       by board area    <=36 cells 3x64, <=64 4x64, <=144 5x64, larger 6x96
-gomoku-15          6 x 96           225 cells; the largest net one CPU thread can self-play with
+connect4           4 x 64           42 cells; four 3x3 blocks see a four-in-a-row across the board
+gomoku <= 49 cells 3 x 32           tiny boards (6x6 four in a row): cheap enough for many CPU games
+gomoku <= 121      4 x 48           8x8 .. 11x11: the CPU-sized net of the shipped 8x8 model
+larger gomoku      10 x 128         15x15 and up: the flagship size (seed 004); wants a GPU for speed
 othello-6x6        4 x 64           36 cells but long-range flips
 othello            6 x 64           64 cells, long-range flips need depth more than width
 =================  ===============  ===========================================================
 
-The "gpu" profile (`default_network_spec(name, profile="gpu")`) selects a larger net where a GPU
-makes it affordable: 10 x 128 for gomoku boards with at least 15 x 15 cells ("gomoku-15-gpu"),
-8 x 128 for 8 x 8 Othello; other games keep their CPU size (they are too small to profit).
+Every default has a value head of 64 hidden units. A run can choose another size with
+`--set game.blocks=N --set game.channels=M`; the model file records the size it was built with.
 """
 from __future__ import annotations
 
@@ -76,19 +72,12 @@ class NetworkSpec:
         return f"{self.blocks}x{self.channels} (value hidden {self.value_hidden})"
 
 
-PROFILES = ("cpu", "gpu")
-
 _FIXED_DEFAULTS = {
-    "tictactoe": NetworkSpec(2, 32, 32),
-    "connect4": NetworkSpec(5, 64, 64),
-    "othello": NetworkSpec(6, 64, 64),
-    "othello-6x6": NetworkSpec(4, 64, 64),
+    "tictactoe": NetworkSpec(2, 32),
+    "connect4": NetworkSpec(4, 64),
+    "othello": NetworkSpec(6, 64),
+    "othello-6x6": NetworkSpec(4, 64),
 }
-
-_GPU_OVERRIDES = {"othello": NetworkSpec(8, 128, 128)}
-
-#: The large Gomoku network for a GPU machine (name used in docs and BENCHMARKS.md).
-GOMOKU_15_GPU_SPEC = NetworkSpec(10, 128, 128)
 
 
 def _gomoku_board(game_name: str) -> tuple[int, int] | None:
@@ -101,34 +90,25 @@ def _gomoku_board(game_name: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2))
 
 
-def _gomoku_spec(height: int, width: int, profile: str) -> NetworkSpec:
+def _gomoku_spec(height: int, width: int) -> NetworkSpec:
     """Gomoku default by board area (see the module table)."""
     area = height * width
-    if profile == "gpu" and area >= 225:
-        return GOMOKU_15_GPU_SPEC
-    if area <= 36:
-        return NetworkSpec(3, 64, 64)
-    if area <= 64:
-        return NetworkSpec(4, 64, 64)
-    if area <= 144:
-        return NetworkSpec(5, 64, 64)
-    return NetworkSpec(6, 96, 64)
+    if area <= 49:
+        return NetworkSpec(3, 32)
+    if area <= 121:
+        return NetworkSpec(4, 48)
+    return NetworkSpec(10, 128)
 
 
-def default_network_spec(game_name: str, profile: str = "cpu") -> NetworkSpec:
-    """Default network size for a game name ("connect4", "gomoku-15", "gomoku-9x9-5", ...).
+def default_network_spec(game_name: str) -> NetworkSpec:
+    """Default network size for a game name ("connect4", "gomoku-15", "gomoku-9x9-5", ...); see the module table.
 
-    profile: "cpu" (default, sized for one-thread CPU self-play) or "gpu" (larger where useful,
-    e.g. 10x128 for gomoku-15). NetworkError for an unknown game or profile.
+    NetworkError for a game without a default.
     """
-    if profile not in PROFILES:
-        raise NetworkError(f"unknown network profile {profile!r}; use one of {list(PROFILES)}")
     board = _gomoku_board(game_name)
     if board is not None:
-        return _gomoku_spec(board[0], board[1], profile)
+        return _gomoku_spec(*board)
     if game_name in _FIXED_DEFAULTS:
-        if profile == "gpu" and game_name in _GPU_OVERRIDES:
-            return _GPU_OVERRIDES[game_name]
         return _FIXED_DEFAULTS[game_name]
     raise NetworkError(
         f"no default network for game {game_name!r}; known: {sorted(_FIXED_DEFAULTS)} and gomoku-15 / "

@@ -27,17 +27,26 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from shared.atomic import fsync_dir
+from shared.layout import META_FILE_NAME, MODEL_FILE_NAME, RegistryLayout
 from shared.registry.files import (
     RegistryError, append_line_atomic, copy_with_sha256, read_json_object, sha256_of_file, to_json_text,
     write_json_atomic,
 )
 from shared.registry.modelinfo import describe_model_file
 from shared.registry.version import (
-    CANDIDATE, META_FILE_NAME, MODEL_FILE_NAME, PROMOTED, REJECTED, ModelVersion, is_version_name,
+    CANDIDATE, PROMOTED, REJECTED, ModelVersion, is_version_name,
     normalise_version, version_from_meta,
 )
 
 log = logging.getLogger(__name__)
+
+
+#: promote(expected_best=ANY_BEST): promote whatever the current best is.
+ANY_BEST = object()
+
+
+class BestChangedError(RegistryError):
+    """A compare-and-swap promotion found another best than the one the candidate was gated against."""
 
 
 def utc_now() -> str:
@@ -51,12 +60,13 @@ class ModelRegistry:
     def __init__(self, directory: Path, game_name: str | None = None, lock_timeout_s: float = 60.0):
         """directory: the registry directory (created on first write). game_name: when given, register()
         refuses model files of other games."""
-        self.directory = Path(directory)
+        self.paths = RegistryLayout(directory)
+        self.directory = self.paths.directory
         self.game_name = game_name
-        self.versions_dir = self.directory / "versions"
-        self.best_path = self.directory / "best.json"
-        self.history_path = self.directory / "history.jsonl"
-        self._lock = FileLock(str(self.directory / "registry.lock"), timeout=lock_timeout_s)
+        self.versions_dir = self.paths.versions_dir
+        self.best_path = self.paths.best_path
+        self.history_path = self.paths.history_path
+        self._lock = FileLock(str(self.paths.lock_path), timeout=lock_timeout_s)
 
     # ----- reading (no lock needed: every file is replaced atomically) -------------------------
     def _version_names(self) -> list[str]:
@@ -67,12 +77,11 @@ class ModelRegistry:
     def get(self, version: str | int) -> ModelVersion:
         """The record of `version` ('000003', '3' or 3); RegistryError if unknown or its meta.json is damaged."""
         name = normalise_version(version)
-        version_dir = self.versions_dir / name
-        if not version_dir.is_dir():
+        if not self.paths.version_dir(name).is_dir():
             known = self._version_names()
             hint = f"known versions: {known[0]}..{known[-1]}" if known else "the registry is empty"
             raise RegistryError(f"unknown model version {name} in {self.directory} ({hint}); see `zeroforge models ls`")
-        meta_path = version_dir / META_FILE_NAME
+        meta_path = self.paths.meta_path(name)
         return version_from_meta(read_json_object(meta_path), meta_path, name)
 
     def list(self) -> list[ModelVersion]:
@@ -138,14 +147,12 @@ class ModelRegistry:
         return normalise_version(int(names[-1]) + 1 if names else 1)
 
     def _write_meta(self, record: ModelVersion) -> None:
-        write_json_atomic(record.path.parent / META_FILE_NAME, record.to_meta(), f"meta of version {record.version}")
+        write_json_atomic(self.paths.meta_path(record.version), record.to_meta(), f"meta of version {record.version}")
 
-    def _check_register_args(self, model_file: Path, status: str, parent: str | None, generation: int,
+    def _check_register_args(self, model_file: Path, parent: str | None, generation: int,
                              training: dict[str, Any]) -> str | None:
         if not model_file.is_file():
             raise RegistryError(f"model file {model_file} does not exist; save the model first (shared/network/modelfile.save_model)")
-        if status not in (CANDIDATE, PROMOTED):
-            raise RegistryError(f"register status must be {CANDIDATE!r} or {PROMOTED!r}, got {status!r}")
         if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
             raise RegistryError(f"generation must be an integer >= 0, got {generation!r}")
         to_json_text(training, "training")
@@ -155,7 +162,7 @@ class ModelRegistry:
 
     def _stage_copy(self, model_file: Path) -> tuple[Path, str]:
         self.versions_dir.mkdir(parents=True, exist_ok=True)
-        staging = self.versions_dir / f".staging-{os.getpid()}-{secrets.token_hex(4)}"
+        staging = self.paths.staging_dir(f"{os.getpid()}-{secrets.token_hex(4)}")
         staging.mkdir()
         try:
             checksum = copy_with_sha256(model_file, staging / MODEL_FILE_NAME)
@@ -164,18 +171,17 @@ class ModelRegistry:
             raise RegistryError(f"cannot copy {model_file} into the registry: {exc}") from None
         return staging, checksum
 
-    def register(self, model_file: Path, *, status: str = CANDIDATE, parent: str | None = None, generation: int,
+    def register(self, model_file: Path, *, parent: str | None = None, generation: int,
                  training: dict[str, Any] | None = None, game: str | None = None,
-                 architecture: dict[str, Any] | None = None, reason: str = "registered as promoted") -> ModelVersion:
-        """Copy `model_file` in as the next version and return its record.
+                 architecture: dict[str, Any] | None = None) -> ModelVersion:
+        """Copy `model_file` in as the next version, a candidate, and return its record (`promote` makes it best).
 
         game/architecture come from the model file's metadata (shared.network.modelfile.model_file_info)
-        when that module is importable; the arguments are used otherwise. status="promoted" also makes
-        the new version best (history event "promote" with `reason`). RegistryError for a missing or
+        when that module is importable; the arguments are used otherwise. RegistryError for a missing or
         damaged model file, an unknown parent, a game other than the registry's, or bad arguments.
         """
         model_file, training = Path(model_file), dict(training or {})
-        parent = self._check_register_args(model_file, status, parent, generation, training)
+        parent = self._check_register_args(model_file, parent, generation, training)
         game, architecture = describe_model_file(model_file, game, architecture)
         if self.game_name and game and game != self.game_name:
             raise RegistryError(f"model file {model_file} is for game {game!r}, but this registry holds {self.game_name!r} models")
@@ -188,13 +194,9 @@ class ModelRegistry:
                     architecture=architecture, size_bytes=(staging / MODEL_FILE_NAME).stat().st_size,
                 )
                 write_json_atomic(staging / META_FILE_NAME, record.to_meta(), "meta")
-                final_dir = self.versions_dir / record.version
-                os.rename(staging, final_dir)  # the version appears complete, or not at all
+                os.rename(staging, self.paths.version_dir(record.version))  # the version appears complete, or not at all
                 fsync_dir(self.versions_dir)
                 record = self.get(record.version)
-                if status == PROMOTED:
-                    self._move_best(record, "promote", reason, force=False)
-                    record = self.get(record.version)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         log.info("registered model %s (generation %d, parent %s) in %s", record.version, generation, parent, self.directory)
@@ -226,13 +228,25 @@ class ModelRegistry:
         extra = {"forced": True} if force else {}
         return self._append_history(event, record.version, previous, reason, **extra)
 
-    def promote(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
-        """Make `version` the best model. A rejected version needs force=True. Returns the history entry,
-        or None when `version` already is best (nothing changes, so retried flows are harmless)."""
+    def promote(self, version: str | int, reason: str, *, force: bool = False,
+                expected_best: str | None | object = ANY_BEST) -> dict[str, Any] | None:
+        """Make `version` the best model: THE promotion of zeroforge (the gate's decision, the initial model and
+        `zeroforge models promote` all call it). A rejected version needs force=True.
+
+        expected_best: compare-and-swap; when given (a version, or None for "no best yet"), promote only if
+        best still is that version, else BestChangedError (nothing changes). Returns the history entry, or
+        None when `version` already is best (nothing changes, so retried flows are harmless).
+        """
         with self._acquire():
             record = self.get(version)
-            if self.best_version() == record.version:
+            current = self.best_version()
+            if current == record.version:
                 return None
+            if expected_best is not ANY_BEST and current != expected_best:
+                raise BestChangedError(
+                    f"best changed from {expected_best or 'none'} to {current or 'none'} while {record.version} "
+                    "was evaluated against it; not promoted"
+                )
             if record.status == REJECTED and not force:
                 raise RegistryError(f"version {record.version} was rejected ({record.status_reason}); promote it with --force if you mean it")
             return self._move_best(record, "promote", reason, force and record.status == REJECTED)

@@ -6,11 +6,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shared.layout import MODEL_FILE_NAME
 from shared.registry.files import RegistryError
 
 META_FORMAT = 1
-MODEL_FILE_NAME = "model.pt"
-META_FILE_NAME = "meta.json"
 VERSION_DIGITS = 6
 
 CANDIDATE, PROMOTED, REJECTED = "candidate", "promoted", "rejected"

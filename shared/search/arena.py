@@ -2,13 +2,14 @@
 
 Game j of a match uses opening j // games_per_opening; within an opening, games alternate colours: even j has
 player A on the first player's side (+1 stones), odd j has B there. Games 2k and 2k+1 form a pair (same opening,
-colours swapped); a pair's score for A is the mean of its two game scores (win 1, draw 0.5, loss 0).
+colours swapped); `MatchResult.game_scores` gives A's points per game (win 1, draw 0.5, loss 0) pair by pair,
+and shared.stats turns them into pair scores and W/D/L.
 At each turn the unfinished games are grouped by the player to move and each player is called once with its
 group's states.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,29 +35,17 @@ class MatchGame:
 
 @dataclass
 class MatchResult:
-    """All games of a match and A's per-pair scores."""
+    """All games of a match, in play order (games 2k and 2k + 1 are the two games of one pair)."""
 
     player_a: str
     player_b: str
     games: list[MatchGame]
-    pair_scores: list[float] = field(default_factory=list)
 
     @property
-    def wins(self) -> int:
-        return sum(g.result == 1 for g in self.games)
-
-    @property
-    def draws(self) -> int:
-        return sum(g.result == 0 for g in self.games)
-
-    @property
-    def losses(self) -> int:
-        return sum(g.result == -1 for g in self.games)
-
-    @property
-    def score(self) -> float:
-        """A's mean game score (win 1, draw 0.5, loss 0)."""
-        return (self.wins + 0.5 * self.draws) / max(len(self.games), 1)
+    def game_scores(self) -> np.ndarray:
+        """A's points per game, [P, 2] float64 (win 1, draw 0.5, loss 0); row k = games 2k (A first), 2k + 1."""
+        results = np.array([g.result for g in self.games], dtype=np.float64)    # +1/0/-1 from A's side
+        return ((results + 1.0) / 2.0).reshape(-1, 2)
 
 
 def _opening_states(game: Game, openings: list[list[int]], games_per_opening: int) -> np.ndarray:
@@ -119,6 +108,4 @@ def play_match(game: Game, player_a: Player, player_b: Player, openings: list[li
     results = winners * np.where(a_first, 1, -1)                            # from A's side
     games = [MatchGame(j // games_per_opening, bool(a_first[j]), int(results[j]), moves[j],
                        len(openings[j // games_per_opening])) for j in range(num)]
-    points = (results + 1) / 2.0                                            # win 1, draw 0.5, loss 0
-    pair_scores = points.reshape(-1, 2).mean(axis=1).tolist()
-    return MatchResult(player_a.name, player_b.name, games, pair_scores)
+    return MatchResult(player_a.name, player_b.name, games)

@@ -6,6 +6,7 @@ calls need not follow each other), search without noise and play the most visite
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -69,16 +70,14 @@ class MinimaxPlayer:
 
 
 class MCTSPlayer:
-    """Network-guided PUCT search: no noise, temperature 0 (ties among most visited broken at random by rng)."""
+    """Network-guided PUCT search with `config`: no noise, no tree reuse between calls, temperature 0 (ties among
+    the most visited moves broken at random by rng)."""
 
-    def __init__(self, game: Game, evaluate: Evaluator, num_simulations: int = 100, c_puct: float = 1.5, *,
-                 leaves_per_step: int = 1, fpu_reduction: float = 0.25, rng: np.random.Generator | None = None,
-                 name: str = "mcts") -> None:
-        config = SearchConfig(num_simulations=num_simulations, c_puct=c_puct, fpu_reduction=fpu_reduction,
-                              leaves_per_step=leaves_per_step, reuse_tree=False)
+    def __init__(self, game: Game, evaluate: Evaluator, config: SearchConfig, *,
+                 rng: np.random.Generator | None = None, name: str = "mcts") -> None:
         self.game, self.name = game, name
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.mcts = BatchedMCTS(game, evaluate, config, self.rng)
+        self.mcts = BatchedMCTS(game, evaluate, replace(config, reuse_tree=False), self.rng)
 
     def select_actions(self, states: np.ndarray) -> np.ndarray:
         self.mcts.reset()
@@ -89,15 +88,17 @@ class MCTSPlayer:
         self.mcts.reset()
 
 
+#: The classic pure-MCTS baseline's own search: c_puct 5, first-play urgency equal to the parent's mean value.
+PURE_MCTS_SEARCH = SearchConfig(c_puct=5.0, fpu_reduction=0.0, leaves_per_step=8, reuse_tree=False)
+
+
 class PureMCTSPlayer(MCTSPlayer):
     """Classic pure MCTS baseline: uniform priors, random-rollout values, `playouts` simulations per move.
 
-    Uses BatchedMCTS with a RolloutEvaluator (rollouts batched over all leaves of a step), c_puct 5 and first-
-    play urgency equal to the parent's mean value (fpu_reduction 0).
+    Uses BatchedMCTS with a RolloutEvaluator (rollouts batched over all leaves of a step) and PURE_MCTS_SEARCH;
+    it is a fixed yardstick, so it does not follow the [search] settings of network players.
     """
 
-    def __init__(self, game: Game, playouts: int, rng: np.random.Generator, *, c_puct: float = 5.0,
-                 leaves_per_step: int = 8, name: str | None = None) -> None:
-        super().__init__(game, RolloutEvaluator(game, rng), num_simulations=playouts, c_puct=c_puct,
-                         leaves_per_step=leaves_per_step, fpu_reduction=0.0, rng=rng,
-                         name=name or f"pure-mcts-{playouts}")
+    def __init__(self, game: Game, playouts: int, rng: np.random.Generator, *, name: str | None = None) -> None:
+        super().__init__(game, RolloutEvaluator(game, rng), replace(PURE_MCTS_SEARCH, num_simulations=playouts),
+                         rng=rng, name=name or f"pure-mcts-{playouts}")

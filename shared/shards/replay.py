@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from shared.layout import DataLayout
 from shared.shards import schema
 from shared.shards.reader import ShardInfo, read_shard, scan_shards
 from shared.shards.schema import ShardError
@@ -101,20 +100,20 @@ def _empty_window(game, shard_names: list[str], bad: list[str]) -> ReplayWindow:
 
 def load_replay_window(
     shards_dir: Path,
+    quarantine_dir: Path,
     game,
     max_positions: int,
     max_generations: int | None = None,
-    quarantine_dir: Path | None = None,
 ) -> ReplayWindow:
     """Load up to `max_positions` newest positions of `game` from the shards under `shards_dir` (recursively).
 
     max_generations: only shards of the newest N generations present. quarantine_dir: where damaged
-    shards go; default DataLayout.from_shards_dir(shards_dir).quarantine_dir.
+    shards go (DataLayout.quarantine_dir in the pipeline).
     Returns a ReplayWindow (possibly empty: N = 0) with rows oldest first.
     """
     _check_limits(max_positions, max_generations)
     shards_dir = Path(shards_dir)
-    quarantine_dir = Path(quarantine_dir) if quarantine_dir else DataLayout.from_shards_dir(shards_dir).quarantine_dir
+    quarantine_dir = Path(quarantine_dir)
     bad: list[str] = []
 
     def report_bad(path: Path, problem: str) -> None:

@@ -43,5 +43,6 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
 def tictactoe_registry(tmp_path, tiny_models) -> Path:
     """A data root whose tic-tac-toe registry holds one promoted (best) version; returns the data root."""
     registry = ModelRegistry(DataLayout(tmp_path, "tictactoe").registry_dir, game_name="tictactoe")
-    registry.register(tiny_models["tictactoe"], status="promoted", generation=0)
+    version = registry.register(tiny_models["tictactoe"], generation=0).version
+    registry.promote(version, reason="initial")
     return tmp_path

@@ -1,4 +1,4 @@
-"""`zeroforge analyze` and shared.analysis: JSON fields, tactics, batched --positions, model choice."""
+"""`zeroforge analyze` and shared.players.analysis: JSON fields, tactics, batched --positions, model choice."""
 from __future__ import annotations
 
 import json
@@ -6,10 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from services.cli.analyze import analyze
-from shared.analysis import analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
+from cli.analyze import analyze
+from shared.search import SearchConfig
+from shared.players.analysis import analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
 from shared.games import make_game
-from shared.player_spec import PlayerSpecError
+from shared.players.spec import PlayerSpecError
 from tests.cli.conftest import one_line_error
 
 TOP_FIELDS = {"move", "visits", "prior", "q"}
@@ -92,11 +93,12 @@ def test_many_positions_share_one_batched_search(tiny_models):
     game = make_game("tictactoe")
     counting = CountingEvaluator(load_network_evaluator(tiny_models["tictactoe"], game))
     lines = ["", "5", "1 5", "zz", "1 5 9", "1 2"]
-    answers = analyze_move_strings(game, counting, lines, simulations=10, top_k=2)
+    answers = analyze_move_strings(game, counting, lines, search=SearchConfig(num_simulations=10), top_k=2)
     assert len(answers) == 6 and "error" in answers[3]
     # One search over the 5 valid positions: 1 root evaluation + 10 steps, each batching every live tree.
     assert len(counting.batch_sizes) <= 11 and counting.batch_sizes[0] == 5
-    single = analyze_states(game, CountingEvaluator(counting.inner), game.play_moves([4])[None, 0], simulations=10)
+    single = analyze_states(game, CountingEvaluator(counting.inner), game.play_moves([4])[None, 0],
+                            search=SearchConfig(num_simulations=10))
     assert single[0].move == answers[1]["move"]                           # batching does not change the answer
 
 
@@ -107,14 +109,14 @@ def test_model_choice(tiny_models, tictactoe_registry, tmp_path, monkeypatch):
     assert choose_model_path(game, str(tiny_models["tictactoe"]), None) == tiny_models["tictactoe"]
     with pytest.raises(PlayerSpecError, match="not a network"):
         choose_model_path(game, "random", registry_dir)
-    monkeypatch.setattr("shared.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    monkeypatch.setattr("shared.players.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
     with pytest.raises(ValueError, match="train one"):
         choose_model_path(game, None, tmp_path / "no-registry")
 
 
 def test_command_errors(runner, tiny_models, tmp_path, monkeypatch):
     model = str(tiny_models["tictactoe"])
-    monkeypatch.setattr("shared.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    monkeypatch.setattr("shared.players.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
     no_model = ["--game", "tictactoe", "--moves", "5", "--data-dir", str(tmp_path)]
     one_line_error(runner.invoke(analyze, no_model), "--model")
     one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "1 1", "--model", model]), "not legal")

@@ -6,13 +6,17 @@ import json
 import numpy as np
 import pytest
 
-from services.cli import main
-from services.cli.eval import eval_command
-from shared.evaluation import chunk_openings, evaluate_players, gate_opening_seed, play_paired_games
+from cli import main
+from cli.eval import eval_command
+from services.gatekeeper import match_job, summarize_match
+from services.payloads import MatchPayload, WorkerContext
+from shared.config import GatekeeperConfig, load_config
 from shared.games import make_game
-from shared.search import RandomPlayer
-from shared.search.openings import opening_set
+from shared.layout import DataLayout
+from shared.players.match import evaluate_players, split_openings
 from tests.cli.conftest import one_line_error
+
+GATE_OPENING_SEED = GatekeeperConfig.model_fields["gate"].annotation.model_fields["opening_seed"].default
 
 
 def _run_json(runner, args: list[str]) -> dict:
@@ -30,7 +34,7 @@ def test_random_vs_random_json_is_consistent(runner):
     assert report["elo_low"] <= report["elo"] <= report["elo_high"]
     assert report["score"] == pytest.approx((report["wins"] + 0.5 * report["draws"]) / 40)
     assert report["player_a"] == "random" and report["player_b"] == "random"
-    assert report["opening_seed"] == gate_opening_seed() and report["seconds"] >= 0
+    assert report["opening_seed"] == GATE_OPENING_SEED and report["seconds"] >= 0
     assert {"sims", "elo_low", "elo_high"} <= set(report)
 
 
@@ -74,22 +78,29 @@ def test_missing_registry_and_wrong_game_model(runner, tmp_path, tiny_models):
     one_line_error(runner.invoke(eval_command, wrong_game), "connect4")
 
 
-def test_chunked_match_covers_every_opening_in_order():
+def test_evaluate_players_reports_progress_per_chunk_and_is_reproducible():
     game = make_game("tictactoe")
-    openings = opening_set(game, 70, seed=gate_opening_seed())          # 70 openings -> chunks of 32, 32, 6
-    assert chunk_openings(len(openings)) == 32
+    search = load_config(GatekeeperConfig, "tictactoe", env=None).match_search_config(1)
     seen = []
-    scores, counts = play_paired_games(game, RandomPlayer(game, np.random.default_rng(0)),
-                                       RandomPlayer(game, np.random.default_rng(1)), openings,
-                                       progress=lambda done, total: seen.append((done, total)))
-    assert scores.shape == (70,) and sum(counts) == 140
-    assert seen == [(64, 140), (128, 140), (140, 140)]
-    assert 2 * counts[0] + counts[1] == pytest.approx(4 * scores.sum())   # the W/D/L agree with the pair scores
+    first, _ = evaluate_players(game, "random", "pure-mcts:8", games=14, search=search, jobs=3, seed=5,
+                                opening_seed=1, progress=lambda done, total: seen.append((done, total)))
+    second, _ = evaluate_players(game, "random", "pure-mcts:8", games=14, search=search, jobs=3, seed=5,
+                                 opening_seed=1)
+    assert seen == [(6, 14), (10, 14), (14, 14)]                     # 7 openings in chunks of 3, 2, 2
+    assert first == second and first.games == 14
 
 
-def test_evaluate_players_is_reproducible():
-    game = make_game("tictactoe")
-    first = evaluate_players(game, "random", "pure-mcts:8", games=8, simulations=1, seed=5)
-    second = evaluate_players(game, "random", "pure-mcts:8", games=8, simulations=1, seed=5)
-    drop = ("seconds",)
-    assert {k: v for k, v in first.items() if k not in drop} == {k: v for k, v in second.items() if k not in drop}
+def test_the_gate_and_eval_give_the_same_result(runner, tictactoe_registry):
+    """The gate's match jobs (run here with a worker context) and `zeroforge eval` play the same games."""
+    cfg = load_config(GatekeeperConfig, "tictactoe", env=None)
+    layout = DataLayout(tictactoe_registry, "tictactoe")
+    context, data_id, games, seed = WorkerContext(data_dir=tictactoe_registry), layout.data_id(), 12, 11
+    chunks = [match_job(MatchPayload(data_id=data_id, config=cfg, player_a="000001", player_b="pure-mcts:8",
+                                     opening_indices=chunk, num_openings=games // 2, simulations=cfg.gate.simulations,
+                                     seed=seed + i).model_dump(mode="json"), context)
+              for i, chunk in enumerate(split_openings(games // 2, cfg.gate.jobs))]
+    gate = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+    report = _run_json(runner, ["1", "pure-mcts:8", "--game", "tictactoe", "--games", str(games), "--seed",
+                                str(seed), "--data-dir", str(tictactoe_registry)])
+    keys = ("games", "pairs", "wins", "draws", "losses", "score", "ci_low", "ci_high", "elo")
+    assert {k: report[k] for k in keys} == {k: gate[k] for k in keys}

@@ -1,12 +1,13 @@
-"""`zeroforge play` driven through stdin, and shared.play_session."""
+"""`zeroforge play` driven through stdin, and cli.play_session."""
 from __future__ import annotations
 
 import pytest
 
-from services.cli.play import play
-from shared.analysis import load_network_evaluator
+from cli.play import play
+from shared.players.analysis import load_network_evaluator
+from shared.search import SearchConfig
 from shared.games import GameError, make_game
-from shared.play_session import PlaySession
+from cli.play_session import PlaySession
 from tests.cli.conftest import one_line_error
 
 # othello-6x6 after these 31 moves: white (the second player) to move and no legal square, so white must pass.
@@ -59,7 +60,7 @@ def test_bad_options_are_one_line_errors(runner, tiny_models):
 def test_session_turns_and_result(tiny_models):
     game = make_game("tictactoe")
     evaluate = load_network_evaluator(tiny_models["tictactoe"], game)
-    session = PlaySession(game, evaluate, simulations=64, human_first=True)
+    session = PlaySession(game, evaluate, search=SearchConfig(num_simulations=64), human_first=True)
     session.start_from("1 4 2")                               # X threatens 3; O (the AI) is to move
     assert not session.human_to_move and session.forced_pass() is None
     with pytest.raises(GameError, match="not your turn"):

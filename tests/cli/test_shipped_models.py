@@ -7,10 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from services.cli import main
+from cli import main
 from shared.games import make_game
 from shared.network import load_model
-from shared.player_spec import SHIPPED_DIR, shipped_model_path
+from shared.layout import SHIPPED_MODELS_DIR, shipped_model_path
 
 SHIPPED = ["tictactoe", "connect4", "gomoku-6x6-4", "gomoku-8x8-5"]
 OPENING = {"tictactoe": "5", "connect4": "44", "gomoku-6x6-4": "c3", "gomoku-8x8-5": "d4 e5"}
@@ -21,7 +21,7 @@ def test_shipped_model_loads_and_has_a_training_record(game_name: str) -> None:
     game = make_game(game_name)
     loaded = load_model(shipped_model_path(game_name), expected_game=game)   # checksum verified on load
     assert loaded.game == game
-    record = json.loads((SHIPPED_DIR / f"{game_name}.json").read_text())
+    record = json.loads((SHIPPED_MODELS_DIR / f"{game_name}.json").read_text())
     for key in ("game", "version", "command", "wall_clock_minutes", "generations", "evaluation"):
         assert key in record, f"{game_name}.json lacks {key}"
     assert record["game"] == game_name and record["checksum"] == loaded.checksum

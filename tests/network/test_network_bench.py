@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from services.cli import main
+from cli import main
 
 REQUIRED = {"forward_positions_per_s", "simulations_per_s", "ratio", "moves_per_s", "sequential_moves_per_s",
             "speedup", "game", "games", "sims", "device", "network", "torch_threads"}

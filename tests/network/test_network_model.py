@@ -5,7 +5,6 @@ import torch
 
 from shared.games import make_game
 from shared.network import (
-    GOMOKU_15_GPU_SPEC,
     NetworkError,
     NetworkSpec,
     PolicyValueNet,
@@ -36,18 +35,17 @@ def test_connect4_policy_head_has_seven_actions():
     assert model.policy_fc.in_features == 2 * 6 * 7
 
 
-def test_default_specs_documented_values():
-    expected = {
-        "tictactoe": (2, 32), "connect4": (5, 64), "gomoku-6x6-4": (3, 64), "gomoku-8x8-5": (4, 64),
-        "gomoku-15": (6, 96), "othello": (6, 64), "othello-6x6": (4, 64), "gomoku-10x10-5": (5, 64),
-        "gomoku-19x19-5": (6, 96), "gomoku-5x5-4": (3, 64),
-    }
-    for name, (blocks, channels) in expected.items():
+def test_default_specs_are_what_the_pipeline_trains():
+    """The pipeline's [game] blocks/channels defaults come from the one table in shared/network/spec.py."""
+    from shared.config import PipelineConfig, load_config
+
+    for name in ["tictactoe", "connect4", "gomoku-6x6-4", "gomoku-8x8-5", "gomoku-15", "othello", "othello-6x6",
+                 "gomoku-10x10-5", "gomoku-19x19-5", "gomoku-5x5-4"]:
         spec = default_network_spec(name)
-        assert (spec.blocks, spec.channels) == (blocks, channels), name
-    assert default_network_spec("gomoku-15", profile="gpu") == GOMOKU_15_GPU_SPEC
-    assert (GOMOKU_15_GPU_SPEC.blocks, GOMOKU_15_GPU_SPEC.channels) == (10, 128)
-    assert default_network_spec("connect4", profile="gpu") == default_network_spec("connect4")
+        cfg = load_config(PipelineConfig, name, None, {}, {})
+        assert (cfg.game.blocks, cfg.game.channels, cfg.game.value_hidden) == (spec.blocks, spec.channels,
+                                                                               spec.value_hidden), name
+    assert (default_network_spec("gomoku-15").blocks, default_network_spec("gomoku-15").channels) == (10, 128)
 
 
 def test_every_preset_game_has_a_default():
@@ -59,8 +57,6 @@ def test_every_preset_game_has_a_default():
 def test_bad_specs_and_names_raise_clear_errors():
     with pytest.raises(NetworkError, match="no default network"):
         default_network_spec("chess")
-    with pytest.raises(NetworkError, match="profile"):
-        default_network_spec("connect4", profile="tpu")
     with pytest.raises(NetworkError, match="channels"):
         NetworkSpec(2, 0)
     assert NetworkSpec.parse("10x128") == NetworkSpec(10, 128)

@@ -195,12 +195,14 @@ def test_search_configs_match_the_search_package():
     from shared.search.selfplay import SelfPlayConfig
 
     cfg = load_config(SelfPlayServiceConfig, "tictactoe", env=None, overrides={"selfplay.max_moves": 9})
-    search = cfg.search_config()
+    search = cfg.search.search_config()
     assert isinstance(search, SearchConfig) and search.num_simulations == game_defaults("tictactoe")["search"]["simulations"]
     selfplay = cfg.selfplay_config()
     assert isinstance(selfplay, SelfPlayConfig) and selfplay.max_moves == 9 and selfplay.temperature_moves == 4
-    gate = load_config(GatekeeperConfig, "tictactoe", env=None).gate_search_config()
-    assert gate.num_simulations == game_defaults("tictactoe")["gate"]["simulations"] and gate.dirichlet_epsilon == 0.0
+    gate = load_config(GatekeeperConfig, "tictactoe", env=None).match_search_config()
+    assert gate.num_simulations == game_defaults("tictactoe")["gate"]["simulations"]
+    assert {k: v for k, v in vars(gate).items() if k != "num_simulations"} == \
+           {k: v for k, v in vars(search).items() if k != "num_simulations"}    # one search for every player
 
 
 def test_parse_overrides():

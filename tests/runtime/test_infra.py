@@ -126,7 +126,7 @@ def test_zeroforge_subcommands_and_options_exist():
     """The CLI subcommands the infra files call must exist with these options."""
     import click
 
-    from services.cli import main
+    from cli import main
 
     ctx = click.Context(main)
     for argv in _zeroforge_invocations():

@@ -14,11 +14,10 @@ from shared.stats import (
     can_stop_early,
     decide_promotion,
     elo_from_score,
-    evaluate_game_results,
+    evaluate_pairs,
     forced_decision,
     pair_interval,
     paired_evaluation,
-    score_from_elo,
 )
 
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -37,7 +36,7 @@ def test_elo_known_numbers_and_inverse():
     assert elo_from_score(0.5) == 0.0
     assert elo_from_score(0.25) == pytest.approx(-190.8485, abs=1e-4)
     for elo in (-500.0, -35.5, 0.0, 120.0, 800.0):
-        assert elo_from_score(score_from_elo(elo)) == pytest.approx(elo)
+        assert elo_from_score(1.0 / (1.0 + 10.0 ** (-elo / 400.0))) == pytest.approx(elo)   # the expected score
     assert elo_from_score(1.0, games=100) == pytest.approx(elo_from_score(0.995))  # clipped to 1 - 0.5/games
     assert elo_from_score(0.0, games=100) == pytest.approx(-elo_from_score(0.995))
     with pytest.raises(StatsError, match="pass games to clip"):
@@ -94,7 +93,7 @@ def test_pairing_narrows_the_interval_when_colour_matters():
     """Every opening is won by the first player half the time; A's edge shows as 0.75 pairs. Treating the
     40 games as independent inflates the variance with the colour effect the pairs cancel."""
     results = np.array([[1, -1]] * 10 + [[1, 0]] * 10)  # [P=20, 2] results from A's side
-    paired = evaluate_game_results(results)
+    paired = evaluate_pairs((results + 1) / 2.0)
     games = (results.reshape(-1) + 1) / 2.0  # [40] per-game scores
     independent = scipy_stats.t.interval(0.95, games.size - 1, loc=games.mean(), scale=scipy_stats.sem(games))
     assert paired.score == pytest.approx(games.mean()) == pytest.approx(0.625)
@@ -124,7 +123,7 @@ def test_bad_input_is_rejected():
     with pytest.raises(StatsError, match="no pairs played"):
         paired_evaluation([], wins=0, draws=0, losses=0)
     with pytest.raises(StatsError, match=r"\[P, 2\] array"):
-        evaluate_game_results(np.array([1, 0, -1]))
+        evaluate_pairs(np.array([1, 0, 0.5]))
 
 
 def test_decide_promotion_rules():
@@ -175,4 +174,4 @@ def test_early_stop_on_constructed_sequences():
     assert forced_decision([0.5, 0.5], 2, "score_above", 0.55) is False  # nothing left to play
     with pytest.raises(StatsError, match="total_pairs"):
         forced_decision([1.0] * 3, 2, "score_above", 0.5)
-    assert math.isclose(score_from_elo(elo_from_score(0.6)), 0.6)
+    assert math.isclose(1.0 / (1.0 + 10.0 ** (-elo_from_score(0.6) / 400.0)), 0.6)

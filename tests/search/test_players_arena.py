@@ -6,8 +6,9 @@ import pytest
 
 from shared.games import GameError, make_game
 from shared.games.base import F_WINNER
-from shared.search import (ArenaError, MCTSPlayer, MinimaxPlayer, PureMCTSPlayer, RandomPlayer,
+from shared.search import (ArenaError, SearchConfig, MCTSPlayer, MinimaxPlayer, PureMCTSPlayer, RandomPlayer,
                            RolloutEvaluator, opening_set, play_match)
+from shared.stats import evaluate_pairs
 from tests.search.helpers import HashEvaluator
 
 
@@ -29,16 +30,18 @@ def test_pure_mcts_clearly_beats_random_at_tictactoe() -> None:
     game = make_game("tictactoe")
     pure = PureMCTSPlayer(game, 300, np.random.default_rng(0))
     result = play_match(game, pure, RandomPlayer(game, np.random.default_rng(1)), [[]] * 10)
-    assert result.losses == 0 and result.wins >= 14, (result.wins, result.draws, result.losses)
+    stats = evaluate_pairs(result.game_scores)
+    assert stats.losses == 0 and stats.wins >= 14, stats
 
 
 def test_minimax_never_loses_to_random_and_draws_itself() -> None:
     game = make_game("tictactoe")
     perfect = MinimaxPlayer(game)
     versus_random = play_match(game, perfect, RandomPlayer(game, np.random.default_rng(2)), [[]] * 30)
-    assert versus_random.losses == 0 and versus_random.wins >= 45
+    stats = evaluate_pairs(versus_random.game_scores)
+    assert stats.losses == 0 and stats.wins >= 45
     versus_self = play_match(game, perfect, MinimaxPlayer(game, np.random.default_rng(3)), [[]] * 5)
-    assert versus_self.draws == 10
+    assert (versus_self.game_scores == 0.5).all() and versus_self.game_scores.size == 10
 
 
 def test_minimax_refuses_other_games() -> None:
@@ -51,7 +54,7 @@ def test_match_pairs_openings_with_colours_swapped() -> None:
     a, b = FirstLegalPlayer(game, "a"), RandomPlayer(game, np.random.default_rng(4))
     openings = opening_set(game, 3, seed=7)
     result = play_match(game, a, b, openings, games_per_opening=4)
-    assert len(result.games) == 12 and len(result.pair_scores) == 6 and a.resets == 1
+    assert len(result.games) == 12 and result.game_scores.shape == (6, 2) and a.resets == 1
     for j, record in enumerate(result.games):
         assert record.opening_index == j // 4 and record.a_plays_first == (j % 2 == 0)
         assert record.moves[: record.opening_length] == openings[j // 4]
@@ -60,8 +63,7 @@ def test_match_pairs_openings_with_colours_swapped() -> None:
         winner = int(final[0, game.num_cells + F_WINNER])
         assert record.result == (winner if record.a_plays_first else -winner)
     points = [(g.result + 1) / 2 for g in result.games]
-    assert result.pair_scores == [pytest.approx((points[2 * k] + points[2 * k + 1]) / 2) for k in range(6)]
-    assert result.wins + result.draws + result.losses == 12
+    assert result.game_scores.tolist() == [[points[2 * k], points[2 * k + 1]] for k in range(6)]
     # Batched: at the first turn A moves in its 6 games at once; one state per move A made in all.
     assert a.batches[0] == 6
     a_moves = sum(len(g.moves[g.opening_length:][(0 if g.a_plays_first else 1)::2]) for g in result.games)
@@ -84,7 +86,7 @@ def test_match_rejects_odd_games_per_opening_and_illegal_moves() -> None:
 
 def test_mcts_player_and_rollout_values() -> None:
     game = make_game("tictactoe")
-    player = MCTSPlayer(game, HashEvaluator(game), num_simulations=20)
+    player = MCTSPlayer(game, HashEvaluator(game), SearchConfig(num_simulations=20))
     states = np.concatenate([game.play_moves(m) for m in ([], [4], [0, 4, 8])])
     actions = player.select_actions(states)
     assert game.legal_mask(states)[np.arange(3), actions].all()

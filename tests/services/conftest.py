@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from services.initial_model import ensure_initial_model
+from services.payloads import MatchPayload, SelfPlayPayload, TrainPayload, WorkerContext
 from shared.config import PipelineConfig, load_config
 from shared.games import make_game
 from shared.layout import DataLayout
@@ -42,9 +44,9 @@ def tictactoe():
 
 
 @pytest.fixture
-def config() -> dict[str, Any]:
-    """The tiny config as the JSON dict jobs receive."""
-    return tiny_config().model_dump(mode="json")
+def config() -> PipelineConfig:
+    """The tiny pipeline config."""
+    return tiny_config()
 
 
 @pytest.fixture
@@ -54,7 +56,15 @@ def data_dir(tmp_path: Path) -> str:
 
 @pytest.fixture
 def layout(data_dir: str) -> DataLayout:
-    return DataLayout(Path(data_dir), "tictactoe")
+    layout = DataLayout(Path(data_dir), "tictactoe")
+    layout.data_id()            # a zeroforge data directory has its identity from the start (zeroforge run)
+    return layout
+
+
+@pytest.fixture
+def context(layout: DataLayout) -> WorkerContext:
+    """The WorkerContext of an in-process worker on the test's data directory (CPU)."""
+    return WorkerContext(data_dir=layout.root)
 
 
 @pytest.fixture
@@ -63,11 +73,9 @@ def registry(layout: DataLayout) -> ModelRegistry:
 
 
 @pytest.fixture
-def initial_version(data_dir: str, config: dict[str, Any], registry: ModelRegistry) -> str:
-    """A random 1x8 network registered and promoted as version 000001 (the flow's own initial-model task)."""
-    from flows.generation import ensure_initial_model
-
-    version = ensure_initial_model.fn(data_dir, config)
+def initial_version(layout: DataLayout, config: PipelineConfig, registry: ModelRegistry) -> str:
+    """A random 1x8 network registered and promoted as version 000001 (what the pipeline's first step does)."""
+    version = ensure_initial_model(layout, config.game, config.pipeline.seed)
     assert registry.best().version == version
     return version
 
@@ -82,26 +90,43 @@ def fake_redis():
     connection.flushall()
 
 
-def run_burst_worker(connection, queues: tuple[str, ...] = ("selfplay", "train", "eval")) -> None:
-    """Run every queued job in this process (rq SimpleWorker, JSON serializer), then return.
+def run_burst_worker(connection, context: WorkerContext,
+                     queues: tuple[str, ...] = ("selfplay", "train", "eval")) -> None:
+    """Run every queued job in this process (zeroforge's worker class, JSON serializer), then return.
 
     rq installs its own SIGINT/SIGTERM handlers; pytest's are put back afterwards."""
     import signal
 
-    from rq import SimpleWorker
     from rq.serializers import JSONSerializer
+
+    from services.worker import ZeroforgeWorker
 
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        worker = SimpleWorker(list(queues), connection=connection, serializer=JSONSerializer)
+        worker = ZeroforgeWorker(list(queues), connection=connection, serializer=JSONSerializer, context=context)
         worker.work(burst=True, logging_level="WARNING")
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
 
 
-def selfplay_kwargs(data_dir: str, config: dict[str, Any], version: str, job_id: str, generation: int = 1,
-                    seed: int = 11) -> dict[str, Any]:
-    """Keyword arguments of services.selfplay.selfplay_job for one tiny job."""
-    return {"data_dir": data_dir, "config": config, "generation": generation, "job_index": 0,
-            "model_version": version, "job_id": job_id, "seed": seed}
+def selfplay_payload(layout: DataLayout, config: PipelineConfig, version: str, job_id: str, generation: int = 1,
+                     seed: int = 11) -> SelfPlayPayload:
+    """The payload of one tiny self-play job."""
+    return SelfPlayPayload(data_id=layout.data_id(), config=config.selfplay_service(), generation=generation,
+                           model_version=version, job_id=job_id, seed=seed)
+
+
+def train_payload(layout: DataLayout, config: PipelineConfig, parent: str, generation: int = 1,
+                  seed: int = 5) -> dict[str, Any]:
+    """The payload of one tiny training job, as the JSON dict a job receives."""
+    return TrainPayload(data_id=layout.data_id(), config=config.trainer(), generation=generation,
+                        parent_version=parent, seed=seed).model_dump(mode="json")
+
+
+def match_payload(layout: DataLayout, config: PipelineConfig, player_a: str, player_b: str,
+                  opening_indices: list[int], num_openings: int, seed: int = 0) -> dict[str, Any]:
+    """The payload of one tiny match chunk, as the JSON dict a job receives."""
+    return MatchPayload(data_id=layout.data_id(), config=config.gatekeeper(), player_a=player_a, player_b=player_b,
+                        opening_indices=opening_indices, num_openings=num_openings,
+                        simulations=config.gate.simulations, seed=seed).model_dump(mode="json")

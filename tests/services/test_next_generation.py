@@ -9,7 +9,7 @@ from shared.registry import ModelRegistry
 
 def _add_candidate(registry: ModelRegistry, parent: str, generation: int) -> str:
     """Register a copy of `parent`'s model file as a candidate of `generation`; returns its version."""
-    return registry.register(Path(registry.get(parent).path), status="candidate", parent=parent,
+    return registry.register(Path(registry.get(parent).path), parent=parent,
                              generation=generation, training={"steps": 1}).version
 
 

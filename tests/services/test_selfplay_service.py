@@ -9,14 +9,14 @@ import pytest
 from services.selfplay import selfplay_job
 from shared.registry import RegistryError
 from shared.shards import list_shards, read_shard
-from tests.services.conftest import selfplay_kwargs
+from tests.services.conftest import selfplay_payload
 
 
-def test_writes_one_shard_named_after_the_job(data_dir, config, initial_version, layout, tictactoe) -> None:
-    summary = selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "job-a", generation=2))
+def test_writes_one_shard_named_after_the_job(context, data_dir, config, initial_version, layout, tictactoe) -> None:
+    summary = selfplay_job(selfplay_payload(layout, config, initial_version, "job-a", generation=2).model_dump(mode="json"), context)
     shard_dir = layout.generation_shards_dir(2)
     assert sorted(p.name for p in shard_dir.iterdir()) == ["job-a.h5"]
-    assert Path(summary["shard"]) == shard_dir / "job-a.h5"
+    assert layout.root / summary["shard"] == shard_dir / "job-a.h5"
     shard = read_shard(shard_dir / "job-a.h5", game=tictactoe)
     assert shard.attrs["model_version"] == initial_version
     assert shard.attrs["generation"] == 2 and shard.attrs["seed"] == 11 and shard.attrs["simulations"] == 4
@@ -29,11 +29,11 @@ def test_writes_one_shard_named_after_the_job(data_dir, config, initial_version,
     assert set(np.unique(shard.z)) <= {-1.0, 0.0, 1.0}
 
 
-def test_a_repeated_job_reuses_its_shard(data_dir, config, initial_version, layout) -> None:
-    first = selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "job-b"))
-    path = Path(first["shard"])
+def test_a_repeated_job_reuses_its_shard(context, data_dir, config, initial_version, layout) -> None:
+    first = selfplay_job(selfplay_payload(layout, config, initial_version, "job-b").model_dump(mode="json"), context)
+    path = layout.root / first["shard"]
     mtime = path.stat().st_mtime_ns
-    again = selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "job-b", seed=999))
+    again = selfplay_job(selfplay_payload(layout, config, initial_version, "job-b", seed=999).model_dump(mode="json"), context)
     assert again["reused"] is True and again["shard"] == first["shard"]
     assert path.stat().st_mtime_ns == mtime
     assert {k: again[k] for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins")} == \
@@ -41,11 +41,11 @@ def test_a_repeated_job_reuses_its_shard(data_dir, config, initial_version, layo
     assert len(list_shards(layout.shards_dir)) == 1
 
 
-def test_a_damaged_shard_is_quarantined_and_played_again(data_dir, config, initial_version, layout, tictactoe) -> None:
-    first = selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "job-c"))
-    path = Path(first["shard"])
+def test_a_damaged_shard_is_quarantined_and_played_again(context, data_dir, config, initial_version, layout, tictactoe) -> None:
+    first = selfplay_job(selfplay_payload(layout, config, initial_version, "job-c").model_dump(mode="json"), context)
+    path = layout.root / first["shard"]
     path.write_bytes(path.read_bytes()[:200])  # truncated by a disk problem
-    again = selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "job-c"))
+    again = selfplay_job(selfplay_payload(layout, config, initial_version, "job-c").model_dump(mode="json"), context)
     assert again["reused"] is False
     assert read_shard(path, game=tictactoe).num_games == 4
     quarantined = sorted(p.name for p in layout.quarantine_dir.iterdir())
@@ -53,7 +53,7 @@ def test_a_damaged_shard_is_quarantined_and_played_again(data_dir, config, initi
     assert any(name.endswith(".reason.txt") for name in quarantined), quarantined
 
 
-def test_an_unknown_model_version_is_a_registry_error(data_dir, config, initial_version, layout) -> None:
+def test_an_unknown_model_version_is_a_registry_error(context, data_dir, config, initial_version, layout) -> None:
     with pytest.raises(RegistryError, match="unknown model version 000042"):
-        selfplay_job(**selfplay_kwargs(data_dir, config, "000042", "job-d"))
+        selfplay_job(selfplay_payload(layout, config, "000042", "job-d").model_dump(mode="json"), context)
     assert not layout.generation_shards_dir(1).exists() or not any(layout.generation_shards_dir(1).iterdir())

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 import services.trainer as trainer
-import shared.training as shared_training
+import shared.network.training as shared_training
 from services.selfplay import selfplay_job
 from services.trainer import TrainingDataError, train_job, train_settings
 from shared.network import load_model
-from tests.services.conftest import selfplay_kwargs, tiny_config
+from tests.services.conftest import selfplay_payload, tiny_config, train_payload
 
 STEPS = 6           # train.steps_per_generation of the tiny config
 EVERY = 2           # train.checkpoint_every of the tiny config
@@ -22,9 +22,9 @@ class KilledTrainer(Exception):
 
 
 @pytest.fixture
-def with_shard(data_dir, config, initial_version) -> str:
+def with_shard(context, layout, data_dir, config, initial_version) -> str:
     """One generation-1 self-play shard played by the initial model; returns the initial version."""
-    selfplay_job(**selfplay_kwargs(data_dir, config, initial_version, "gen1-sp0000"))
+    selfplay_job(selfplay_payload(layout, config, initial_version, "gen1-sp0000").model_dump(mode="json"), context)
     return initial_version
 
 
@@ -46,11 +46,11 @@ def _count_steps(monkeypatch, fail_at_call: int | None = None, on_first_call=Non
 
 
 def _checkpoint(layout, generation: int, parent: str):
-    return layout.checkpoints_dir / f"gen-{generation:06d}-from-{parent}.ckpt"
+    return layout.checkpoint_path(generation, parent)
 
 
-def test_registers_a_candidate_with_its_training_figures(data_dir, config, with_shard, registry) -> None:
-    result = train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+def test_registers_a_candidate_with_its_training_figures(context, layout, data_dir, config, with_shard, registry) -> None:
+    result = train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     assert result["reused"] is False and result["parent"] == with_shard and result["generation"] == 1
     record = registry.get(result["version"])
     assert record.status == "candidate" and record.parent == with_shard and record.generation == 1
@@ -65,26 +65,25 @@ def test_registers_a_candidate_with_its_training_figures(data_dir, config, with_
     assert any(not torch.equal(parent[k], child[k]) for k in parent), "training did not change the weights"
 
 
-def test_a_second_call_returns_the_same_candidate(data_dir, config, with_shard, registry, monkeypatch) -> None:
-    first = train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+def test_a_second_call_returns_the_same_candidate(context, layout, data_dir, config, with_shard, registry, monkeypatch) -> None:
+    first = train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     steps = _count_steps(monkeypatch)
-    again = train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+    again = train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     assert again["version"] == first["version"] and again["reused"] is True
     assert steps == [] and [v.version for v in registry.list()] == [with_shard, first["version"]]
 
 
-def test_a_killed_trainer_resumes_from_its_checkpoint(data_dir, config, with_shard, layout, registry,
-                                                      monkeypatch) -> None:
+def test_a_killed_trainer_resumes_from_its_checkpoint(context, data_dir, config, with_shard, layout, registry, monkeypatch) -> None:
     _count_steps(monkeypatch, fail_at_call=EVERY + 2)  # dies after 3 steps; the checkpoint holds step 2
     with pytest.raises(KilledTrainer):
-        train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+        train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     ckpt = _checkpoint(layout, 1, with_shard)
     assert ckpt.is_file()
     assert torch.load(ckpt, weights_only=True)["step"] == EVERY
     assert [v.version for v in registry.list()] == [with_shard]
 
     steps = _count_steps(monkeypatch)
-    result = train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+    result = train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     assert steps == list(range(EVERY, STEPS)), "the restarted job must continue at the checkpointed step"
     assert result["steps"] == STEPS and registry.get(result["version"]).parent == with_shard
     assert not ckpt.exists(), "the checkpoint must be deleted once the candidate is registered"
@@ -102,21 +101,19 @@ def _assert_starts_from(expected: dict[str, torch.Tensor]):
     return check
 
 
-def test_a_damaged_checkpoint_is_ignored_with_a_warning(data_dir, config, with_shard, layout, registry, monkeypatch,
-                                                        caplog) -> None:
+def test_a_damaged_checkpoint_is_ignored_with_a_warning(context, data_dir, config, with_shard, layout, registry, monkeypatch, caplog) -> None:
     ckpt = _checkpoint(layout, 1, with_shard)
     ckpt.parent.mkdir(parents=True, exist_ok=True)
     ckpt.write_bytes(b"\x80\x02 this is not a torch checkpoint")
     steps = _count_steps(monkeypatch, on_first_call=_assert_starts_from(_parent_state(registry, with_shard)))
     with caplog.at_level(logging.WARNING, logger="services.trainer"):
-        result = train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+        result = train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     assert steps == list(range(STEPS))
     assert any("ignoring unreadable checkpoint" in r.getMessage() for r in caplog.records)
     assert result["reused"] is False and not ckpt.exists()
 
 
-def test_a_half_loadable_checkpoint_leaves_the_parent_weights(data_dir, config, with_shard, layout, registry,
-                                                              monkeypatch, caplog, tictactoe) -> None:
+def test_a_half_loadable_checkpoint_leaves_the_parent_weights(context, data_dir, config, with_shard, layout, registry, monkeypatch, caplog, tictactoe) -> None:
     """Weights that load but an optimiser state that does not: training must start over from the parent,
     not from the checkpoint's weights with step 0."""
     from shared.network import NetworkSpec, create_model
@@ -128,21 +125,21 @@ def test_a_half_loadable_checkpoint_leaves_the_parent_weights(data_dir, config, 
                 "history": [{"loss": 1.0}, {"loss": 1.0}]}, ckpt)
     steps = _count_steps(monkeypatch, on_first_call=_assert_starts_from(_parent_state(registry, with_shard)))
     with caplog.at_level(logging.WARNING, logger="services.trainer"):
-        train_job(data_dir=data_dir, config=config, generation=1, parent_version=with_shard, seed=5)
+        train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
     assert steps == list(range(STEPS))
     assert any("ignoring unreadable checkpoint" in r.getMessage() for r in caplog.records)
 
 
-def test_an_empty_replay_window_is_a_training_data_error(data_dir, config, initial_version, registry) -> None:
+def test_an_empty_replay_window_is_a_training_data_error(context, layout, data_dir, config, initial_version, registry) -> None:
     with pytest.raises(TrainingDataError, match=r"no self-play positions under .*shards.*run self-play"):
-        train_job(data_dir=data_dir, config=config, generation=1, parent_version=initial_version, seed=0)
+        train_job(train_payload(layout, config, initial_version, generation=1, seed=0), context)
     assert [v.version for v in registry.list()] == [initial_version]
 
 
 def test_train_settings_carry_every_train_field() -> None:
     cfg = tiny_config(**{"train.lr_final_fraction": 0.5, "train.grad_clip": 1.5, "train.optimizer": "sgd",
                          "train.value_weight": 2.0, "train.augment": False})
-    settings = train_settings(cfg)
+    settings = train_settings(cfg.train)
     assert (settings.steps, settings.batch_size) == (STEPS, 16)
     assert settings.lr_final_fraction == 0.5 and settings.grad_clip == 1.5
     assert settings.optimizer == "sgd" and settings.value_weight == 2.0 and settings.augment is False

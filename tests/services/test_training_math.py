@@ -1,4 +1,4 @@
-"""shared.training: symmetry-consistent batches, a loss that falls on a fixed dataset, the lr schedule."""
+"""shared.network.training: symmetry-consistent batches, a loss that falls on a fixed dataset, the lr schedule."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from shared.network import NetworkSpec, create_model
-from shared.training import TrainSettings, learning_rate_at, make_optimizer, sample_batch, train_step
+from shared.network.training import TrainSettings, learning_rate_at, make_optimizer, sample_batch, train_step
 
 
 def _asymmetric_position(game) -> np.ndarray:

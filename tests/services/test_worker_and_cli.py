@@ -5,8 +5,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from services.cli import main
-from services.worker import DEVICE_ENV, WorkerConfigError, job_device, validate_device
+from cli import main
+from services.worker import WorkerConfigError, validate_device
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
 
@@ -26,13 +26,6 @@ def test_cuda_without_a_gpu_is_a_clear_error(device: str) -> None:
 def test_unknown_device_names_are_rejected(device: str) -> None:
     with pytest.raises(WorkerConfigError, match="expected cpu, cuda or cuda:N"):
         validate_device(device)
-
-
-def test_job_device_defaults_to_cpu(monkeypatch) -> None:
-    monkeypatch.delenv(DEVICE_ENV, raising=False)
-    assert job_device() == "cpu"
-    monkeypatch.setenv(DEVICE_ENV, "cuda:1")
-    assert job_device() == "cuda:1"
 
 
 def _invoke(args: list[str]):
@@ -64,20 +57,33 @@ def test_run_rejects_an_unknown_key(tmp_path) -> None:
     assert "unknown key 'simulation'" in result.output and "simulations" in result.output
 
 
-def test_worker_rejects_a_bogus_device() -> None:
-    result = _invoke(["worker", "--device", "bogus", "--redis-url", UNREACHABLE_REDIS])
+@pytest.fixture
+def data_dir(tmp_path) -> str:
+    from shared.layout import data_id
+
+    data_id(tmp_path / "data")
+    return str(tmp_path / "data")
+
+
+def test_worker_rejects_a_directory_that_is_no_data_directory(tmp_path) -> None:
+    result = _invoke(["worker", "--data-dir", str(tmp_path), "--redis-url", UNREACHABLE_REDIS])
+    _assert_clean_failure(result, 2)
+    assert "--data-dir" in result.output and "zeroforge-id" in result.output
+
+
+def test_worker_rejects_a_bogus_device(data_dir) -> None:
+    result = _invoke(["worker", "--device", "bogus", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS])
     _assert_clean_failure(result, 2)
     assert "bogus" in result.output and "expected cpu, cuda or cuda:N" in result.output
 
 
-def test_worker_rejects_an_unknown_queue() -> None:
-    result = _invoke(["worker", "--queues", "selfplay,bogus", "--redis-url", UNREACHABLE_REDIS])
+def test_worker_rejects_an_unknown_queue(data_dir) -> None:
+    result = _invoke(["worker", "--queues", "selfplay,bogus", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS])
     _assert_clean_failure(result, 2)
     assert "unknown queue(s) ['bogus']" in result.output
 
 
-def test_worker_reports_an_unreachable_redis(monkeypatch) -> None:
-    monkeypatch.setenv(DEVICE_ENV, "cpu")  # run_worker sets it; monkeypatch restores it afterwards
-    result = _invoke(["worker", "--device", "cpu", "--redis-url", UNREACHABLE_REDIS])
+def test_worker_reports_an_unreachable_redis(data_dir) -> None:
+    result = _invoke(["worker", "--device", "cpu", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS])
     _assert_clean_failure(result, 1)
     assert f"cannot reach Redis at {UNREACHABLE_REDIS}" in result.output

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from shared.games import make_game
+from tests.storage.helpers import make_dirs
 from shared.layout import DataLayout
 from shared.shards import write_shard
 from tests.storage.helpers import random_records
@@ -25,7 +26,7 @@ def tictactoe():
 
 @pytest.fixture
 def layout(tmp_path: Path) -> DataLayout:
-    return DataLayout(tmp_path / "data", "connect4").ensure()
+    return make_dirs(DataLayout(tmp_path / "data", "connect4"))
 
 
 @pytest.fixture

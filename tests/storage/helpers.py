@@ -61,3 +61,10 @@ def random_records(game, num_games: int, seed: int = 0, simulations: int = 16) -
         results=results,
         game_lengths=np.bincount(game_ids, minlength=num_games).astype(np.int32),
     )
+
+
+def make_dirs(layout):
+    """Create a DataLayout's game directories (shards, quarantine, models, checkpoints); returns the layout."""
+    for path in (layout.shards_dir, layout.quarantine_dir, layout.registry_dir, layout.checkpoints_dir):
+        path.mkdir(parents=True, exist_ok=True)
+    return layout

@@ -6,8 +6,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from services.cli.models import models
-from services.cli.shards import shards
+from cli.models import models
+from cli.shards import shards
+from tests.storage.helpers import make_dirs
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
 from shared.shards import read_shard, write_shard
@@ -47,7 +48,7 @@ def test_shards_ls_env_data_dir_and_errors(runner, make_shard, layout, tmp_path,
     result = runner.invoke(shards, ["ls", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)[0]["job_id"] == "only"
     _one_line_error(runner.invoke(shards, ["ls", "--game", "othello"]), "no data for game 'othello'")
-    DataLayout(layout.root, "tictactoe").ensure()
+    make_dirs(DataLayout(layout.root, "tictactoe"))
     _one_line_error(runner.invoke(shards, ["ls"]), "several games")
     _one_line_error(runner.invoke(shards, ["ls", "--data-dir", str(tmp_path / "empty")]), "no game data")
 
@@ -97,7 +98,7 @@ def test_shards_show_errors(runner, tmp_path, connect4):
 
 @pytest.fixture
 def registry_root(tmp_path, model_file):
-    layout = DataLayout(tmp_path / "data", "tictactoe").ensure()
+    layout = make_dirs(DataLayout(tmp_path / "data", "tictactoe"))
     registry = ModelRegistry(layout.registry_dir)
     registry.register(model_file, generation=0, training={"init": "random"})
     registry.promote("1", reason="initial")

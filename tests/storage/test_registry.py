@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.registry import ModelRegistry, RegistryError, normalise_version
+from shared.registry import BestChangedError, ModelRegistry, RegistryError, normalise_version
 
 
 def _register_one(directory: str, model_file: str, generation: int, queue) -> None:
@@ -114,14 +114,18 @@ def test_promote_reject_rollback_and_history(tmp_path, model_file):
     assert registry.get(2).gate["score"] == 0.62
 
 
-def test_register_as_promoted_and_gate_on_promoted(tmp_path, model_file):
+def test_promotion_is_compare_and_swap_when_asked(tmp_path, model_file):
     registry = ModelRegistry(tmp_path / "models")
-    record = registry.register(model_file, status="promoted", generation=0, reason="initial")
-    assert record.status == "promoted" and registry.best().version == record.version
-    registry.set_gate_result(record.version, {"anchor": {"elo": 12.5}})
-    assert registry.get(record.version).gate == {"anchor": {"elo": 12.5}}
-    with pytest.raises(RegistryError, match="status must be"):
-        registry.register(model_file, status="rejected", generation=1)
+    first = registry.register(model_file, generation=0)
+    assert first.status == "candidate" and registry.best() is None
+    registry.promote(first.version, reason="initial", expected_best=None)
+    registry.set_gate_result(first.version, {"anchor": {"elo": 12.5}})
+    assert registry.get(first.version).gate == {"anchor": {"elo": 12.5}}
+    second, third = registry.register(model_file, generation=1), registry.register(model_file, generation=2)
+    registry.promote(second.version, reason="gate", expected_best=first.version)
+    with pytest.raises(BestChangedError, match=f"from {first.version} to {second.version}"):
+        registry.promote(third.version, reason="gated against the old best", expected_best=first.version)
+    assert registry.best_version() == second.version and registry.get(third.version).status == "candidate"
 
 
 def test_damaged_files_raise_registry_error_naming_the_file(tmp_path, model_file):

@@ -7,7 +7,6 @@ import h5py
 import numpy as np
 import pytest
 
-from shared.layout import LayoutError
 from shared.shards import ShardError, load_replay_window, read_shard
 
 
@@ -36,7 +35,7 @@ def test_window_takes_newest_shards_and_newest_rows(make_shard, layout, connect4
     new = make_shard(2, "g2", games=3, seed=3)
     n_new, n_mid = _positions(new), _positions(mid)
     limit = n_new + n_mid - 5
-    window = load_replay_window(layout.shards_dir, connect4, max_positions=limit)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=limit)
     assert window.num_positions == limit
     assert window.shard_names == ["gen-000002/g2.h5", "gen-000001/g1.h5"]  # newest first; g0 not needed
     assert window.bad_shards == []
@@ -45,7 +44,7 @@ def test_window_takes_newest_shards_and_newest_rows(make_shard, layout, connect4
     np.testing.assert_array_equal(window.pi[: n_mid - 5], read_shard(mid).pi[5:])
     np.testing.assert_array_equal(window.generation, np.repeat([1, 2], [n_mid - 5, n_new]))
     assert window.states.dtype == np.int16 and window.pi.dtype == np.float32 and window.z.dtype == np.float32
-    everything = load_replay_window(layout.shards_dir, connect4, max_positions=10**6)
+    everything = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=10**6)
     assert everything.num_positions == _positions(old) + n_mid + n_new
     assert everything.shard_names == ["gen-000002/g2.h5", "gen-000001/g1.h5", "gen-000000/g0.h5"]
 
@@ -53,14 +52,14 @@ def test_window_takes_newest_shards_and_newest_rows(make_shard, layout, connect4
 def test_within_a_generation_newer_created_first(make_shard, layout, connect4):
     make_shard(4, "late", games=2, seed=1, created="2025-01-01T12:00:00+00:00")
     make_shard(4, "early", games=2, seed=2, created="2025-01-01T11:00:00+00:00")
-    window = load_replay_window(layout.shards_dir, connect4, max_positions=1)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=1)
     assert window.shard_names == ["gen-000004/late.h5"] and window.num_positions == 1
 
 
 def test_max_generations_limits_to_newest_generations(make_shard, layout, connect4):
     for generation in range(4):
         make_shard(generation, f"j{generation}", games=2, seed=generation)
-    window = load_replay_window(layout.shards_dir, connect4, max_positions=10**6, max_generations=2)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=10**6, max_generations=2)
     assert window.shard_names == ["gen-000003/j3.h5", "gen-000002/j2.h5"]
     assert set(window.generation.tolist()) == {2, 3}
 
@@ -75,7 +74,7 @@ def test_damaged_shards_are_quarantined_and_reported(make_shard, layout, connect
     _flip_byte_in_chunk(flipped, "z")  # silent bit rot inside data: the fletcher32 checksum must catch it
     other_game = make_shard(3, "tictactoe-job", games=2, seed=4, game=tictactoe)
     with caplog.at_level(logging.WARNING, logger="shared.shards.replay"):
-        window = load_replay_window(layout.shards_dir, connect4, max_positions=10**6)
+        window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=10**6)
     assert window.shard_names == ["gen-000001/good.h5"]
     assert window.num_positions == _positions(good)
     expected_bad = {"gen-000002/truncated.h5", "gen-000002/garbage.h5", "gen-000003/bitrot.h5", "gen-000003/tictactoe-job.h5"}
@@ -86,15 +85,13 @@ def test_damaged_shards_are_quarantined_and_reported(make_shard, layout, connect
     quarantined = sorted(p.name for p in layout.quarantine_dir.iterdir())
     assert "gen-000002__truncated.h5" in quarantined and "gen-000002__truncated.h5.reason.txt" in quarantined
     assert "truncated" in (layout.quarantine_dir / "gen-000002__truncated.h5.reason.txt").read_text()
-    again = load_replay_window(layout.shards_dir, connect4, max_positions=10**6)
+    again = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=10**6)
     assert again.bad_shards == [] and again.shard_names == ["gen-000001/good.h5"]
 
 
 def test_empty_window_and_bad_limits(layout, connect4, tmp_path):
-    window = load_replay_window(layout.shards_dir, connect4, max_positions=100)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=100)
     assert window.states.shape == (0, connect4.state_size) and window.pi.shape == (0, connect4.num_actions)
     with pytest.raises(ShardError, match="max_positions"):
-        load_replay_window(layout.shards_dir, connect4, max_positions=0)
-    with pytest.raises(LayoutError, match="quarantine"):
-        load_replay_window(tmp_path / "elsewhere", connect4, max_positions=10)
-    assert load_replay_window(tmp_path / "elsewhere", connect4, 10, quarantine_dir=tmp_path / "q").num_positions == 0
+        load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=0)
+    assert load_replay_window(tmp_path / "elsewhere", tmp_path / "q", connect4, 10).num_positions == 0

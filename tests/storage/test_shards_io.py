@@ -203,7 +203,7 @@ def test_list_shards_sorted_with_info(make_shard, layout):
 def test_real_selfplay_records_round_trip(tmp_path, tictactoe):
     """Records from the real self-play loop (tiny random evaluator) store, read back and replay exactly."""
     from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
-    from shared.shards.show import replay_mismatch
+    from cli.render import replay_mismatch
 
     value_rng = np.random.default_rng(1)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import click
 
@@ -12,6 +13,10 @@ from services.jobqueue import ALL_QUEUES
 @click.command()
 @click.option("--queues", default=",".join(ALL_QUEUES), show_default=True,
               help="Comma-separated queues to take jobs from (selfplay, train, eval).")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), required=True,
+              envvar="ZEROFORGE_DATA_DIR",
+              help="The pipeline's data directory (shards and models), the same as the run's --data-dir "
+                   "(or set ZEROFORGE_DATA_DIR); jobs read and write nothing outside it.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 @click.option("--redis-url", envvar="REDIS_URL", required=True,
               help="Redis of the pipeline, e.g. redis://:PASSWORD@host:6379/0 (or set REDIS_URL).")
@@ -19,21 +24,28 @@ from services.jobqueue import ALL_QUEUES
               help="Torch threads for this worker; one per worker process is fastest on shared CPUs.")
 @click.option("--name", default=None, help="Worker name (default: host, pid and device).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty instead of waiting for work.")
-def worker(queues: str, device: str, redis_url: str, torch_threads: int, name: str | None, burst: bool) -> None:
-    """Start one worker that runs self-play, training and evaluation jobs.
+def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threads: int, name: str | None,
+           burst: bool) -> None:
+    """Start one worker that runs self-play, training and evaluation jobs for the run on DATA_DIR.
 
-    The shard and model store (ZEROFORGE_DATA_DIR / the pipeline's data dir) must be the same path on
-    every machine, e.g. a shared mount: jobs carry absolute paths.
+    The data directory is shared by the run and all its workers (on other machines, a shared mount); it
+    must already be a zeroforge data directory (`zeroforge run` makes it).
     """
     from redis.exceptions import ConnectionError as RedisConnectionError
 
+    from services.payloads import WorkerContext
     from services.redis_server import redact_url
     from services.worker import WorkerConfigError, run_worker
+    from shared.layout import LayoutError, data_id
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
     try:
-        run_worker(redis_url, [q.strip() for q in queues.split(",") if q.strip()], device, torch_threads, burst, name)
+        data_id(data_dir, create=False)   # a typo in --data-dir stops here, not at the first job
+        context = WorkerContext(data_dir=data_dir.resolve(), device=device)
+        run_worker(redis_url, [q.strip() for q in queues.split(",") if q.strip()], context, torch_threads, burst, name)
+    except LayoutError as exc:
+        raise click.UsageError(f"--data-dir {data_dir}: {exc}") from None
     except WorkerConfigError as exc:
         raise click.UsageError(str(exc)) from None
     except RedisConnectionError as exc:

@@ -23,9 +23,9 @@ def fail(message: object) -> NoReturn:
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
     """Exceptions that mean bad input (a spec, a file, a move, a setting), not a bug."""
-    from shared.analysis import AnalysisError
-    from shared.evaluation import EvaluationError
-    from shared.player_spec import PlayerSpecError
+    from shared.players.analysis import AnalysisError
+    from shared.players.match import EvaluationError
+    from shared.players.spec import PlayerSpecError
     from shared.registry import RegistryError
     from shared.search.errors import ArenaError, SearchError
     from shared.stats import StatsError
@@ -55,6 +55,25 @@ def game_and_registry(game_name: str, data_dir: Path | None) -> tuple[Game, Path
     game = make_game(game_name)
     root = data_dir if data_dir is not None else default_data_root()
     return game, DataLayout(root, game.name).registry_dir
+
+
+def game_config(game_name: str, config_file: Path | None = None):
+    """The game's GatekeeperConfig (defaults < --config file < ZEROFORGE_* environment): the search settings,
+    gate simulations, opening seed and chunking that eval/analyze/play share with the pipeline's gate."""
+    import os
+
+    from shared.config import ConfigError, GatekeeperConfig, load_config
+
+    try:
+        return load_config(GatekeeperConfig, game_name, config_file, os.environ, {})
+    except ConfigError as exc:
+        fail(exc)
+
+
+def config_file_option(func):
+    return click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                        help="TOML config whose [search] and [gate] settings the players use (the run's config "
+                             "file) [default: the game's defaults].")(func)
 
 
 def game_option(func):

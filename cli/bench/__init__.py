@@ -2,7 +2,7 @@
 
     zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--json]
 
-The logic lives in shared.network.bench; this module parses options and prints.
+The logic lives in cli.bench.selfplay; this module parses options and prints.
 """
 from __future__ import annotations
 
@@ -28,10 +28,9 @@ def bench() -> None:
               help="Leaves selected per tree per network call (virtual loss).")
 @click.option("--sequential-moves", type=click.IntRange(min=1), default=None,
               help="Moves of the one-game sequential run [default: min(moves, 16)].")
-@click.option("--blocks", type=click.IntRange(min=0), default=None, help="Override the default residual blocks.")
+@click.option("--blocks", type=click.IntRange(min=0), default=None,
+              help="Override the game's default residual blocks (the pipeline's size, shared/network/spec.py).")
 @click.option("--channels", type=click.IntRange(min=1), default=None, help="Override the default channel width.")
-@click.option("--profile", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
-              help="Default network size profile (gpu: larger nets, e.g. 10x128 for gomoku-15).")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
@@ -43,17 +42,17 @@ def bench() -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
 def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
-             sequential_moves: int | None, blocks: int | None, channels: int | None, profile: str,
+             sequential_moves: int | None, blocks: int | None, channels: int | None,
              threads: int, precision: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
              seed: int, as_json: bool) -> None:
     """Measure network throughput, batched self-play speed and the speedup over one-game-at-a-time search."""
-    from shared.network.bench import BenchSettings, format_report, run_benchmark, with_spec
+    from cli.bench.selfplay import BenchSettings, format_report, run_benchmark, with_spec
     from shared.games.base import GameError
     from shared.network.spec import NetworkError, default_network_spec
 
     try:
         settings = BenchSettings(game=game_name, games=games, sims=sims, moves=moves, device=device,
-                                 spec=default_network_spec(game_name, profile), leaves_per_step=leaves_per_step,
+                                 spec=default_network_spec(game_name), leaves_per_step=leaves_per_step,
                                  sequential_moves=sequential_moves, seed=seed, torch_threads=threads,
                                  forward_seconds=forward_seconds,
                                  use_bf16=None if precision == "auto" else precision == "bf16",

@@ -6,7 +6,7 @@
 Moves are typed in the game's notation; an unreadable or illegal move is refused and asked again. `help`
 lists the legal moves, `quit` (or end of input) leaves. In Othello a forced pass is announced and played
 for you. With --hint the AI's top moves and value estimate for your position are shown before each of your
-moves, and its own value estimate after each of its moves. The game logic lives in shared.play_session.
+moves, and its own value estimate after each of its moves. The game logic lives in cli.play_session.
 """
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import click
 
-from services.cli.play_common import (
-    checked_device, data_dir_option, device_option, game_and_registry, game_option, model_option, user_errors,
+from cli.play_common import (
+    checked_device, config_file_option, data_dir_option, device_option, game_and_registry, game_config, game_option,
+    model_option, user_errors,
 )
-from shared.analysis import DEFAULT_ANALYSIS_SIMULATIONS, PositionAnalysis
+from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS, PositionAnalysis
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?")
@@ -45,7 +46,7 @@ def _read_move(colour: str) -> str | None:
 
 def _human_turn(session, hint: bool) -> bool:
     """Ask until the human plays a legal move (or passes when forced); False when the user quits."""
-    from shared.analysis import side_names
+    from shared.players.analysis import side_names
     from shared.games import GameError
 
     forced = session.forced_pass()
@@ -93,29 +94,31 @@ def run_game(session, hint: bool) -> bool:
 @click.command("play")
 @game_option
 @model_option
-@click.option("--sims", type=click.IntRange(min=1), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
+@click.option("--sims", type=click.IntRange(1, 100_000), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
               help="The AI's search simulations per move.")
 @click.option("--first", type=click.Choice(["human", "ai"]), default="human", show_default=True,
               help="Who plays the first move.")
 @click.option("--moves", "moves_text", default=None, metavar="MOVES",
               help="Start from the position after these moves (game notation) instead of the start position.")
 @click.option("--hint", is_flag=True, help="Show the AI's top moves and value estimate as you play.")
+@config_file_option
 @data_dir_option
 @device_option
 def play(game_name: str, model_text: str | None, sims: int, first: str, moves_text: str | None, hint: bool,
-         data_dir: Path | None, device: str) -> None:
+         config_file: Path | None, data_dir: Path | None, device: str) -> None:
     """Play a game against the AI in the terminal (type moves in the game's notation; help, quit).
 
     --first human gives you the first player's side (X, black in Othello), --first ai the second one.
     """
-    from shared.analysis import choose_model_path, load_network_evaluator
-    from shared.play_session import PlaySession
+    from shared.players.analysis import choose_model_path, load_network_evaluator
+    from cli.play_session import PlaySession
 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
         evaluate = load_network_evaluator(choose_model_path(game, model_text, registry_dir), game, device)
-        session = PlaySession(game, evaluate, simulations=sims, human_first=first == "human")
+        search = game_config(game.name, config_file).match_search_config(sims)
+        session = PlaySession(game, evaluate, search=search, human_first=first == "human")
         if moves_text:
             session.start_from(moves_text)
         side = "first" if first == "human" else "second"

@@ -1,29 +1,30 @@
 """One game between a human and the network-guided search, as plain state transitions (no terminal I/O).
 
-    session = PlaySession(game, evaluate, simulations=200, human_first=True)
+    session = PlaySession(game, evaluate, search=search, human_first=True)
     session.play_human("c3")            # GameError for an unreadable or illegal move; the state is unchanged
     analysis = session.play_ai()        # searches, plays the chosen move, returns the PositionAnalysis
     session.outcome_text()              # "you win" / "the AI wins" / "draw" once session.finished
 
-The AI searches with `shared.analysis.analyze_states` (no noise, temperature 0), so hints and the AI's moves
+The AI searches with `shared.players.analysis.analyze_states` (no noise, temperature 0), so hints and the AI's moves
 come from the same search. Values are from the point of view of the player to move in the searched position.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from shared.analysis import DEFAULT_TOP_K, PositionAnalysis, analyze_states
+from shared.players.analysis import DEFAULT_TOP_K, PositionAnalysis, analyze_states
+
 from shared.games.base import F_WINNER, Game, GameError
-from shared.search.mcts import Evaluator
+from shared.search.mcts import Evaluator, SearchConfig
 
 
 class PlaySession:
     """A game in progress: the current state, whose turn it is and the moves played so far."""
 
-    def __init__(self, game: Game, evaluate: Evaluator, *, simulations: int, human_first: bool,
+    def __init__(self, game: Game, evaluate: Evaluator, *, search: SearchConfig, human_first: bool,
                  top_k: int = DEFAULT_TOP_K, seed: int = 0) -> None:
         self.game, self.evaluate = game, evaluate
-        self.simulations, self.top_k, self.seed = simulations, top_k, seed
+        self.search, self.top_k, self.seed = search, top_k, seed
         self.human_player = 1 if human_first else -1      # +1 = the first player's side
         self.state = game.initial_states(1)[0]            # [S] int16
         self.moves: list[int] = []
@@ -54,7 +55,7 @@ class PlaySession:
         """Search the current (unfinished) position: the best move, the value for the side to move, top moves."""
         if self.finished:
             raise GameError("the game is over; there is no position left to analyse")
-        return analyze_states(self.game, self.evaluate, self.state[None], simulations=self.simulations,
+        return analyze_states(self.game, self.evaluate, self.state[None], search=self.search,
                               top_k=self.top_k, seed=self.seed + len(self.moves))[0]
 
     def outcome_text(self) -> str:

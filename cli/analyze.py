@@ -7,7 +7,7 @@ A position is the move sequence from the start in the game's notation ("" = the 
 --positions every line of FILE ('-' = stdin) is one position (an empty line is the start position), all
 valid positions are searched in ONE batched search, and one JSON line is printed per input line, in order;
 a line that cannot be read or played, or whose game is over, gets {"moves": ..., "error": ...} instead.
-The logic lives in shared.analysis.
+The logic lives in shared.players.analysis.
 """
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from typing import TextIO
 
 import click
 
-from services.cli.play_common import (
-    checked_device, data_dir_option, device_option, fail, game_and_registry, game_option, model_option, user_errors,
+from cli.play_common import (
+    checked_device, config_file_option, data_dir_option, device_option, fail, game_and_registry, game_config,
+    game_option, model_option, user_errors,
 )
-from shared.analysis import DEFAULT_ANALYSIS_SIMULATIONS, DEFAULT_TOP_K
+from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS, DEFAULT_TOP_K
 
 
 def read_position_lines(handle: TextIO) -> list[str]:
@@ -28,16 +29,16 @@ def read_position_lines(handle: TextIO) -> list[str]:
     return [line.rstrip("\r\n") for line in handle.read().splitlines()]
 
 
-def _analyze_one(game, evaluate, moves_text: str, sims: int, top: int, as_json: bool) -> None:
+def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: bool) -> None:
     """Analyse one position; an unreadable or illegal move string is a one-line error (exit 2)."""
-    from shared.analysis import analyze_states, format_analysis, position_from_moves
+    from shared.players.analysis import analyze_states, format_analysis, position_from_moves
     from shared.games import GameError
 
     try:
         state = position_from_moves(game, moves_text)     # [S] int16
     except GameError as exc:
         fail(f"--moves {moves_text!r}: {exc}")
-    analysis = analyze_states(game, evaluate, state[None], simulations=sims, top_k=top)[0]
+    analysis = analyze_states(game, evaluate, state[None], search=search, top_k=top)[0]
     click.echo(json.dumps(analysis.to_dict(moves_text)) if as_json else format_analysis(game, state, analysis))
 
 
@@ -48,27 +49,30 @@ def _analyze_one(game, evaluate, moves_text: str, sims: int, top: int, as_json: 
 @click.option("--positions", "positions_file", type=click.File("r"), default=None, metavar="FILE",
               help="Analyse every line of FILE ('-' = stdin) in one batch; prints one JSON line per line.")
 @model_option
-@click.option("--sims", type=click.IntRange(min=1), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
+@click.option("--sims", type=click.IntRange(1, 100_000), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
               help="Search simulations per position.")
 @click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True,
               help="Moves listed in the top list.")
+@config_file_option
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (always on with --positions).")
 def analyze(game_name: str, moves_text: str | None, positions_file: TextIO | None, model_text: str | None,
-            sims: int, top: int, data_dir: Path | None, device: str, as_json: bool) -> None:
+            sims: int, top: int, config_file: Path | None, data_dir: Path | None, device: str,
+            as_json: bool) -> None:
     """Best move, value (side to move's view) and top moves by visit share for one or many positions."""
-    from shared.analysis import analyze_move_strings, choose_model_path, load_network_evaluator
+    from shared.players.analysis import analyze_move_strings, choose_model_path, load_network_evaluator
 
     if (moves_text is None) == (positions_file is None):
         fail("give exactly one of --moves \"...\" (one position) or --positions FILE (one position per line)")
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
+        search = game_config(game.name, config_file).match_search_config(sims)
         lines = read_position_lines(positions_file) if positions_file is not None else None
         evaluate = load_network_evaluator(choose_model_path(game, model_text, registry_dir), game, device)
         if lines is None:
-            _analyze_one(game, evaluate, moves_text, sims, top, as_json)
+            _analyze_one(game, evaluate, moves_text, search, top, as_json)
             return
-        for answer in analyze_move_strings(game, evaluate, lines, simulations=sims, top_k=top):
+        for answer in analyze_move_strings(game, evaluate, lines, search=search, top_k=top):
             click.echo(json.dumps(answer))

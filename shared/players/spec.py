@@ -8,7 +8,9 @@
     shipped             the model shipped with zeroforge for this game
     path/to/model.pt    a model file
 
-Network players search with `simulations` PUCT simulations per move, no noise, temperature 0.
+Network players search with the SearchConfig they are given (built from the config's [search] section by
+`SearchSection.search_config`), no noise, temperature 0. A registry version's file is checked against the
+registry's sha256 before it is loaded.
 """
 from __future__ import annotations
 
@@ -19,8 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from shared.games import Game
+from shared.layout import shipped_model_names, shipped_model_path
+from shared.search.mcts import SearchConfig
 
-SHIPPED_DIR = Path(__file__).resolve().parent / "shipped_models"
+#: Upper bound of pure-mcts:N (a million playouts per move already takes minutes per move).
+MAX_PURE_MCTS_PLAYOUTS = 1_000_000
 
 
 class PlayerSpecError(ValueError):
@@ -50,21 +55,16 @@ def parse_player_spec(text: str) -> PlayerSpec:
     match = re.fullmatch(r"pure-mcts:(\d+)", text)
     if match:
         playouts = int(match.group(1))
-        if playouts < 1:
-            raise PlayerSpecError(f"{text!r}: pure-mcts needs at least 1 playout")
+        if not 1 <= playouts <= MAX_PURE_MCTS_PLAYOUTS:
+            raise PlayerSpecError(f"{text!r}: pure-mcts needs 1 to {MAX_PURE_MCTS_PLAYOUTS:,} playouts per move")
         return PlayerSpec("pure-mcts", str(playouts))
     if text.startswith("pure-mcts"):
         raise PlayerSpecError(f"{text!r}: write pure-mcts:N with N the playouts per move, e.g. pure-mcts:1000")
     if re.fullmatch(r"\d{1,6}", text):
         return PlayerSpec("version", f"{int(text):06d}")
-    if text.endswith(".pt") or Path(text).exists():
+    if text and (text.endswith(".pt") or Path(text).is_file()):
         return PlayerSpec("file", text)
     raise PlayerSpecError(f"unknown player {text!r}; use one of: {SPEC_HELP}")
-
-
-def shipped_model_path(game_name: str) -> Path:
-    """Where the shipped model of `game_name` lives inside the installed package (may not exist)."""
-    return SHIPPED_DIR / f"{game_name}.pt"
 
 
 def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) -> Path:
@@ -77,7 +77,7 @@ def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) 
     if spec.kind == "shipped":
         path = shipped_model_path(game.name)
         if not path.is_file():
-            available = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
+            available = shipped_model_names()
             raise PlayerSpecError(f"no shipped model for {game.name}; shipped models exist for: {', '.join(available) or 'none'}")
         return path
     from shared.registry import ModelRegistry
@@ -89,24 +89,28 @@ def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) 
         )
     registry = ModelRegistry(registry_dir)
     if spec.kind == "best":
-        best = registry.best()
-        if best is None:
+        version = registry.best_version()
+        if version is None:
             raise PlayerSpecError(f"the registry at {registry_dir} has no best model yet")
-        return Path(best.path)
-    return Path(registry.get(spec.value).path)
+    else:
+        version = spec.value
+    return Path(registry.verify(version).path)   # RegistryError when the file is not the registered one
 
 
 def build_player(
     spec: PlayerSpec | str,
     game: Game,
     *,
-    simulations: int,
+    search: SearchConfig,
     registry_dir: Path | None = None,
     device: str = "cpu",
     seed: int = 0,
-    c_puct: float | None = None,
 ):
-    """Construct the Player a spec names (see shared.search.players for the Player protocol)."""
+    """Construct the Player a spec names (see shared.search.players for the Player protocol).
+
+    Network players search with `search`; pure-mcts, random and minimax are fixed yardsticks with their own
+    settings. Player rng: numpy default_rng(seed).
+    """
     from shared.search import players
 
     if isinstance(spec, str):
@@ -118,11 +122,10 @@ def build_player(
         return players.MinimaxPlayer(game)
     if spec.kind == "pure-mcts":
         return players.PureMCTSPlayer(game, int(spec.value), rng)
-    from shared.network import TorchEvaluator, load_model
+    from shared.network import TorchEvaluator, load_model   # torch only when a network plays
 
     path = resolve_model_path(spec, game, registry_dir)
     loaded = load_model(path, device=device, expected_game=game)
     evaluator = TorchEvaluator(loaded.model, game, device=device)
-    kwargs = {} if c_puct is None else {"c_puct": c_puct}
-    return players.MCTSPlayer(game, evaluator, simulations, rng=rng, name=f"{spec.value or spec.kind}@{simulations}",
-                              **kwargs)
+    return players.MCTSPlayer(game, evaluator, search, rng=rng,
+                              name=f"{spec.value or spec.kind}@{search.num_simulations}")

@@ -15,7 +15,7 @@ import click
 
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.registry import ModelRegistry, ModelVersion, RegistryError
-from shared.shards.show import text_table
+from cli.render import text_table
 
 
 def _fail(message: object) -> NoReturn:

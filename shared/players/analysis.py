@@ -2,7 +2,8 @@
 
     path = choose_model_path(game, model_text, registry_dir)      # --model, else registry best, else shipped
     evaluate = load_network_evaluator(path, game)
-    results = analyze_move_strings(game, evaluate, ["1 4 2 5", "zz", ""], simulations=200, top_k=5)
+    search = GatekeeperConfig(...).match_search_config(200)     # the players' one search configuration
+    results = analyze_move_strings(game, evaluate, ["1 4 2 5", "zz", ""], search=search, top_k=5)
 
 Every position is searched by ONE BatchedMCTS.search call over all valid positions at once (the batch
 dimension), without root noise; the chosen move is the most visited one (temperature 0; ties go to the
@@ -12,14 +13,15 @@ analysed position.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from shared.games.base import F_PLAYER, Game, GameError
-from shared.player_spec import PlayerSpec, PlayerSpecError, parse_player_spec, resolve_model_path, shipped_model_path
+from shared.layout import shipped_model_path
+from shared.players.spec import PlayerSpec, PlayerSpecError, parse_player_spec, resolve_model_path
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
 
 #: Simulations per analysed position when none are given (enough to find short tactics on the small boards).
@@ -132,15 +134,16 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
     return order.astype(np.int64)
 
 
-def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, simulations: int,
-                   top_k: int = DEFAULT_TOP_K, c_puct: float = 1.5, seed: int = 0) -> list[PositionAnalysis]:
-    """Search non-terminal states [B, S] int16 together (one BatchedMCTS.search call) -> one analysis each."""
-    if simulations < 1 or top_k < 1:
-        raise AnalysisError(f"simulations ({simulations}) and top_k ({top_k}) must both be >= 1")
+def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, search: SearchConfig,
+                   top_k: int = DEFAULT_TOP_K, seed: int = 0) -> list[PositionAnalysis]:
+    """Search non-terminal states [B, S] int16 together (one BatchedMCTS.search call with `search`, no noise,
+    no tree reuse) -> one analysis each."""
+    if top_k < 1:
+        raise AnalysisError(f"top_k ({top_k}) must be >= 1")
     states = np.asarray(states, dtype=np.int16).reshape(-1, game.state_size)   # [B, S] int16
     if states.shape[0] == 0:
         return []
-    config = SearchConfig(num_simulations=simulations, c_puct=c_puct, reuse_tree=False)
+    config = replace(search, reuse_tree=False)
     result = BatchedMCTS(game, evaluate, config, np.random.default_rng(seed)).search(states, add_noise=False)
     legal = game.legal_mask(states)                                            # [B, A] bool
     analyses = []
@@ -156,8 +159,8 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, simul
     return analyses
 
 
-def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str], *, simulations: int,
-                         top_k: int = DEFAULT_TOP_K, c_puct: float = 1.5, seed: int = 0) -> list[dict[str, Any]]:
+def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str], *, search: SearchConfig,
+                         top_k: int = DEFAULT_TOP_K, seed: int = 0) -> list[dict[str, Any]]:
     """One JSON-ready dict per move string, in order: the analysis, or {"moves", "error"} for a string that
     cannot be parsed or played or whose game is over. All valid positions are searched in one batch."""
     answers: list[dict[str, Any] | None] = [None] * len(move_strings)
@@ -169,8 +172,7 @@ def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str
         except GameError as exc:
             answers[row] = {"moves": text, "error": " ".join(str(exc).split())}
     if valid_states:
-        analyses = analyze_states(game, evaluate, np.stack(valid_states), simulations=simulations, top_k=top_k,
-                                  c_puct=c_puct, seed=seed)
+        analyses = analyze_states(game, evaluate, np.stack(valid_states), search=search, top_k=top_k, seed=seed)
         for row, analysis in zip(valid_rows, analyses):
             answers[row] = analysis.to_dict(move_strings[row])
     return answers

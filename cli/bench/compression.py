@@ -1,6 +1,6 @@
 """Compression choice for shards: write time, read time and size per filter (not a test; run by hand).
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m tests.storage.bench_compression
+    OMP_NUM_THREADS=1 .venv/bin/python -m cli.bench.compression
 
 Data: random-play games whose pi is shaped like MCTS output (visit counts over at most 24 legal moves,
 multiples of 1/simulations), so sparsity and value patterns resemble real shards. Results (2-core VM, min of 3) are quoted in

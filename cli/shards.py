@@ -13,7 +13,7 @@ import click
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.shards import ShardError, read_shard, scan_shards
 from shared.shards.reader import ShardInfo
-from shared.shards.show import game_listing, move_view, shard_summary, text_table
+from cli.render import game_listing, move_view, shard_summary, text_table
 
 
 def _fail(message: object) -> NoReturn:

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import click
 
-from services.cli.common import config_options, load_pipeline_config
+from cli.common import config_options, load_pipeline_config
 
 
 def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow: bool):
     """Start local workers when none listen (or `force` of them); returns (processes, watchdog or None)."""
+    from cli.local_workers import WorkerWatchdog, spawn_local_workers
     from services.jobqueue import ALL_QUEUES, connect
-    from services.worker import WorkerWatchdog, listening_workers, spawn_local_workers
+    from services.worker import listening_workers
+    from shared.layout import logs_dir
 
     connection = connect(redis_url)
     listening = min(listening_workers(connection, q) for q in ALL_QUEUES)
@@ -25,11 +27,11 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
     if not allow or count <= 0:
         click.echo(f"workers: {listening} already listening on {', '.join(ALL_QUEUES)}; starting none here")
         return [], None
-    log_dir = data_dir / "logs"
-    procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), log_dir, device=cfg.selfplay.device,
+    log_dir = logs_dir(data_dir)
+    procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), data_dir, log_dir, device=cfg.selfplay.device,
                                 torch_threads=cfg.selfplay.torch_threads)
     click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir})")
-    return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), log_dir, cfg.selfplay.device,
+    return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), data_dir, log_dir, cfg.selfplay.device,
                                  cfg.selfplay.torch_threads).start()
 
 
@@ -53,7 +55,7 @@ def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
 
 @click.command()
 @config_options
-@click.option("--generations", type=int, default=None,
+@click.option("--generations", type=click.IntRange(min=0), default=None,
               help="Generations to run (default: the game's default; 0 = until stopped).")
 @click.option("--redis-url", default=None, help="Use this Redis (default: REDIS_URL, else start a private one).")
 @click.option("--workers", type=int, default=None, help="Start this many local workers even if others listen.")
@@ -64,8 +66,11 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
     from flows.prefect_env import configure_prefect
     from services.redis_server import RedisUnavailableError, ensure_redis
-    from services.worker import stop_processes
+    from cli.local_workers import stop_processes
+    from shared.layout import DataLayout
 
+    layout = DataLayout(data_dir, cfg.game.name)
+    layout.data_id()   # the data directory's identity: made now, before any worker or job needs it
     configure_prefect(data_dir)
     try:
         redis = ensure_redis(redis_url or cfg.pipeline.redis_url)
@@ -80,13 +85,12 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
         else:
             click.echo("prefect: local mode (start `zeroforge ui` to watch runs in the Prefect UI)")
         procs, watchdog = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
-        from flows.pipeline import pipeline_flow, stop_file
+        from flows.pipeline import pipeline_flow
 
         count = cfg.pipeline.generations if generations is None else (generations or None)
         click.echo(f"running {count if count else 'unlimited'} generation(s) of {cfg.game.name}; "
-                   f"touch {stop_file(str(data_dir), cfg.game.name)} to stop after the current one")
-        summaries = pipeline_flow(game=cfg.game.name, data_dir=str(data_dir), redis_url=redis.url,
-                                  config=cfg.model_dump(mode="json"), generations=count)
+                   f"touch {layout.stop_file} to stop after the current one")
+        summaries = pipeline_flow(config=cfg, data_dir=str(data_dir), redis_url=redis.url, generations=count)
         _print_summary(summaries, data_dir, cfg.game.name)
     finally:
         if watchdog is not None:

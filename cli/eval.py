@@ -3,8 +3,8 @@
     zeroforge eval best pure-mcts:400 --game connect4 --games 100 --sims 64
     zeroforge eval minimax random --game tictactoe --games 40 --json
 
-Players are player specs (shared.player_spec): a registry version, best, shipped, a model file, random,
-pure-mcts:N or minimax (tic-tac-toe). The logic lives in shared.evaluation; this module parses and prints.
+Players are player specs (shared.players.spec): a registry version, best, shipped, a model file, random,
+pure-mcts:N or minimax (tic-tac-toe). The logic lives in shared.players.match; this module parses and prints.
 """
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import click
 
-from services.cli.play_common import (
-    checked_device, data_dir_option, device_option, game_and_registry, game_option, user_errors,
+from cli.play_common import (
+    checked_device, config_file_option, data_dir_option, device_option, game_and_registry, game_config, game_option,
+    user_errors,
 )
-from shared.shards.show import text_table
+from cli.render import text_table
 
 
 def _progress_printer():
@@ -48,7 +49,7 @@ def format_report(report: dict) -> str:
     ]
     title = f"A = {report['player_a']}   B = {report['player_b']}   ({report['game']})"
     footer = (f"{report['sims']} simulations per move for network players; opening seed {report['opening_seed']}; "
-              f"{report['seconds']:.1f} s")
+              f"{report['jobs']} chunks; {report['seconds']:.1f} s")
     return "\n".join([title, text_table(["", "value"], rows), footer])
 
 
@@ -57,33 +58,41 @@ def format_report(report: dict) -> str:
 @click.argument("player_b")
 @game_option
 @click.option("--games", type=int, required=True, help="Games to play; even: games/2 openings, each played twice.")
-@click.option("--sims", type=int, default=None,
+@click.option("--sims", type=click.IntRange(1, 100_000), default=None,
               help="Simulations per move for network players [default: the game's gate simulations].")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Random seed of the players (A gets SEED, B SEED+1).")
-@click.option("--opening-seed", type=int, default=None, help="Seed of the opening set [default: the gate's].")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+              help="Random seed of the players (in the gate's chunk i, A gets SEED+i, B SEED+i+1).")
+@click.option("--opening-seed", type=click.IntRange(0, 2**31), default=None, help="Seed of the opening set [default: the gate's].")
+@config_file_option
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims: int | None, seed: int,
-                 opening_seed: int | None, data_dir: Path | None, device: str, as_json: bool) -> None:
+                 opening_seed: int | None, config_file: Path | None, data_dir: Path | None, device: str,
+                 as_json: bool) -> None:
     """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
 
     Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
-    model file. Openings come from the gate's fixed opening set; each is played twice with colours swapped.
+    model file. The match is played exactly as the gate plays it: the gate's search settings and opening set,
+    each opening twice with colours swapped, in the gate's chunks.
     """
-    from shared.evaluation import check_game_count, default_eval_simulations, evaluate_players
+    from shared.players.match import check_game_count, evaluate_players
 
     device = checked_device(device)
     with user_errors():
         check_game_count(games)
         game, registry_dir = game_and_registry(game_name, data_dir)
-        simulations = sims if sims is not None else default_eval_simulations(game.name)
+        cfg = game_config(game.name, config_file)
+        search = cfg.match_search_config(sims)
+        opening_seed = cfg.gate.opening_seed if opening_seed is None else opening_seed
         update, finish = _progress_printer()
         try:
-            report = evaluate_players(game, player_a, player_b, games=games, simulations=simulations, seed=seed,
-                                      opening_seed=opening_seed, registry_dir=registry_dir, device=device,
-                                      progress=update)
+            stats, seconds = evaluate_players(game, player_a, player_b, games=games, search=search,
+                                              jobs=cfg.gate.jobs, seed=seed, opening_seed=opening_seed,
+                                              registry_dir=registry_dir, device=device, progress=update)
         finally:
             finish()
+    report = {**stats.to_dict(), "player_a": player_a, "player_b": player_b, "game": game.name,
+              "sims": search.num_simulations, "seed": seed, "opening_seed": opening_seed, "jobs": cfg.gate.jobs,
+              "seconds": seconds}
     click.echo(json.dumps(report, sort_keys=True) if as_json else format_report(report))

@@ -8,18 +8,18 @@ import click
 
 #: command name -> "module:attribute" of its click command or group.
 COMMANDS = {
-    "run": "services.cli.run:run",
-    "worker": "services.cli.worker:worker",
-    "ui": "services.cli.ui:ui",
-    "selfplay": "services.cli.jobs:selfplay",
-    "train": "services.cli.jobs:train",
-    "gate": "services.cli.jobs:gate",
-    "models": "services.cli.models:models",
-    "shards": "services.cli.shards:shards",
-    "eval": "services.cli.eval:eval_command",
-    "analyze": "services.cli.analyze:analyze",
-    "play": "services.cli.play:play",
-    "bench": "services.cli.bench:bench",
+    "run": "cli.run:run",
+    "worker": "cli.worker:worker",
+    "ui": "cli.ui:ui",
+    "selfplay": "cli.jobs:selfplay",
+    "train": "cli.jobs:train",
+    "gate": "cli.jobs:gate",
+    "models": "cli.models:models",
+    "shards": "cli.shards:shards",
+    "eval": "cli.eval:eval_command",
+    "analyze": "cli.analyze:analyze",
+    "play": "cli.play:play",
+    "bench": "cli.bench:bench",
 }
 
 

@@ -1,0 +1,33 @@
+"""The first model of a run: a randomly initialised network of the configured size, registered and made best."""
+from __future__ import annotations
+
+from shared.config import GameSection
+from shared.games import make_game
+from shared.layout import DataLayout
+from shared.network.modelfile import create_model, save_model
+from shared.network.spec import NetworkSpec
+from shared.registry import BestChangedError, ModelRegistry, RegistryError
+
+
+def ensure_initial_model(layout: DataLayout, game_section: GameSection, seed: int) -> str:
+    """The registry's best version; on an empty registry, a random network (game_section's size, torch seed
+    `seed`) is registered as version 1 and promoted. RegistryError when versions exist but none is best."""
+    registry = ModelRegistry(layout.registry_dir, game_name=layout.game_name)
+    best = registry.best_version()
+    if best is not None:
+        return best
+    if registry.list():
+        raise RegistryError(f"the registry at {layout.registry_dir} has versions but no best; "
+                            "choose one with `zeroforge models promote V`")
+    game = make_game(game_section.name)
+    spec = NetworkSpec(game_section.blocks, game_section.channels, game_section.value_hidden)
+    path = layout.initial_model_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_model(path, create_model(game, spec, seed=seed), game, {"generation": 0, "init": "random"})
+    version = registry.register(path, parent=None, generation=0, training={"init": "random"})
+    try:
+        registry.promote(version.version, reason="initial", expected_best=None)
+    except BestChangedError:   # another process made the first model at the same time: use theirs
+        pass
+    path.unlink(missing_ok=True)
+    return registry.best_version()

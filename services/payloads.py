@@ -1,0 +1,124 @@
+"""Typed job payloads and results: what travels through rq (as JSON) for each job kind, and what comes back.
+
+Each job function takes one validated payload and the `WorkerContext` of the worker that runs it, and returns
+a typed result; both cross Redis as `model_dump(mode="json")` dicts. The data directory and the device are
+worker settings (WorkerContext), never job arguments: a job names only things inside the worker's data
+directory (a generation, model versions, a job id), and carries the data directory's identity so that a
+worker started on another data directory refuses it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from shared.config import GatekeeperConfig, SelfPlayServiceConfig, TrainerConfig
+from shared.layout import DataLayout
+
+Version = Annotated[str, StringConstraints(pattern=r"^\d{6,}$")]
+JobId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
+DataId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
+#: A player spec as shared.players.spec parses it; model files are not allowed in jobs (no outside paths).
+MatchPlayer = Annotated[str, StringConstraints(pattern=r"^(random|minimax|shipped|best|pure-mcts:\d{1,7}|\d{1,6})$")]
+Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
+class PayloadError(ValueError):
+    """A job that this worker must not run (another data directory); the message says why."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorkerContext(_Frozen):
+    """The settings of the worker process that runs a job: where its data lives and which device it uses."""
+
+    data_dir: Path
+    device: str = "cpu"
+
+    def layout(self, game_name: str, data_id: str) -> DataLayout:
+        """The job's DataLayout; PayloadError when the job was made for another data directory."""
+        layout = DataLayout(self.data_dir, game_name)
+        own = layout.data_id(create=False)
+        if own != data_id:
+            raise PayloadError(f"job for data directory {data_id} refused: this worker serves {self.data_dir} "
+                               f"({own}); start a worker with --data-dir pointing at that run's data directory")
+        return layout
+
+
+class SelfPlayPayload(_Frozen):
+    """One self-play job: play config.selfplay.games_per_job games with `model_version`, write shard `job_id`."""
+
+    data_id: DataId
+    config: SelfPlayServiceConfig
+    generation: int = Field(ge=0)
+    model_version: Version
+    job_id: JobId
+    seed: Seed
+
+
+class SelfPlayResult(_Frozen):
+    shard: str                     # the shard's path relative to the data directory
+    games: int
+    positions: int
+    first_player_wins: int
+    draws: int
+    second_player_wins: int
+    seconds: float
+    positions_per_s: float | None
+    reused: bool
+
+
+class TrainPayload(_Frozen):
+    """One training job: train `parent_version` on the replay window into a candidate of `generation`."""
+
+    data_id: DataId
+    config: TrainerConfig
+    generation: int = Field(ge=1)
+    parent_version: Version
+    seed: Seed
+
+
+class TrainResult(_Frozen):
+    version: str
+    parent: str
+    generation: int
+    reused: bool
+    steps: int
+    batch_size: int
+    positions: int
+    shards: list[str]
+    bad_shards: list[str]
+    loss: float
+    policy_loss: float
+    value_loss: float
+    first_loss: float
+    seconds: float
+    device: str
+
+
+class MatchPayload(_Frozen):
+    """One chunk of a paired match: openings `opening_indices` of the `num_openings`-opening set, twice each."""
+
+    data_id: DataId
+    config: GatekeeperConfig
+    player_a: MatchPlayer
+    player_b: MatchPlayer
+    opening_indices: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
+    num_openings: int = Field(ge=1)
+    simulations: int = Field(ge=1, le=100_000)
+    seed: Seed
+
+
+class PairScores(_Frozen):
+    """A's points (1 win, .5 draw, 0 loss) in the two games of one opening: A first, then B first."""
+
+    opening: int
+    scores: tuple[float, float]
+
+
+class MatchChunkResult(_Frozen):
+    pairs: list[PairScores]
+    seconds: float
