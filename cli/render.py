@@ -58,13 +58,12 @@ def shard_summary(shard: Shard) -> str:
 def replay_mismatch(game, shard: Shard, game_index: int) -> int | None:
     """Replay game `game_index` from the start with game.step; the first 0-based move whose stored state
     differs from the replayed one, or None when the whole game replays exactly."""
-    rows = shard.game_rows(game_index)
-    states = shard.states[rows]
+    states = shard.states[shard.game_rows(game_index)]
     current = game.initial_states(1)
-    for ply, action in enumerate(shard.moves["action"][rows]):
+    for ply, action in enumerate(shard.game_actions(game_index)):
         if not np.array_equal(current[0], states[ply]):
             return ply
-        current = game.step(current, np.array([int(action)]))
+        current = game.step(current, np.array([action]))
     return None
 
 
@@ -87,7 +86,7 @@ def game_listing(game, shard: Shard, game_index: int) -> str:
     check = "replays exactly" if mismatch is None else f"REPLAY MISMATCH at move {mismatch + 1} (stored state differs)"
     return "\n".join([
         f"game {game_index} of {shard.path.name}: {len(moves)} moves, {result_text(winner)} ({check})",
-        "moves: " + game.moves_to_str([int(a) for a in moves["action"]]),
+        "moves: " + game.moves_to_str(shard.game_actions(game_index)),
         "value = root search value for the side to move; pi = share of root visits",
         text_table(["#", "side", "move", "value", "visits", "pi", "top other"], table_rows),
     ])

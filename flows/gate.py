@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from rq.job import Job
+from rq.serializers import JSONSerializer
 
 from flows.naming import run_name
 from services.gatekeeper import chunk_game_scores, summarize_match
@@ -72,9 +74,6 @@ def run_match(redis_url: str, specs: list[JobSpec], *, rule: str, threshold: flo
 
 
 def _cancel_unfinished(connection, job_ids: list[str]) -> None:
-    from rq.job import Job
-    from rq.serializers import JSONSerializer
-
     for job in Job.fetch_many(job_ids, connection=connection, serializer=JSONSerializer):
         if job is not None and not job.is_finished:
             job.cancel()

@@ -1,1 +1,2 @@
-"""zeroforge services: the self-play, trainer and gatekeeper job entry points, the rq worker and the CLI."""
+"""zeroforge services: the job functions (self-play, training, match chunks) with their typed payloads, the rq
+worker that runs nothing else, the job queue helpers and the Redis launcher. Imports shared/ only."""

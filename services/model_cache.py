@@ -5,6 +5,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from shared.games import Game
+from shared.network.evaluator import TorchEvaluator
+from shared.network.modelfile import load_model
 
 _CACHE: "OrderedDict[tuple[str, str, str], object]" = OrderedDict()
 _MAX_ENTRIES = 4
@@ -15,8 +17,6 @@ def cached_evaluator(path: Path, game: Game, device: str, checksum: str | None =
 
     Returns the Evaluator callable: states [M, S] int16 -> (logits [M, A] float32, values [M] float32).
     """
-    from shared.network import TorchEvaluator, load_model
-
     key = (str(Path(path).resolve()), checksum or "", device)
     if key in _CACHE:
         _CACHE.move_to_end(key)

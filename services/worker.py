@@ -20,11 +20,12 @@ import socket
 from typing import Any
 
 from redis import Redis
-from rq import Queue, SimpleWorker
+from rq import Queue, SimpleWorker, Worker
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from services.payloads import WorkerContext
+from services.jobqueue import ALL_QUEUES
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +121,6 @@ def run_worker(
 
     Imports torch and fixes its thread count before taking jobs.
     """
-    from services.jobqueue import ALL_QUEUES
-
     unknown = [q for q in queues if q not in ALL_QUEUES]
     if unknown:
         raise WorkerConfigError(f"unknown queue(s) {unknown}; zeroforge uses {', '.join(ALL_QUEUES)}")
@@ -141,9 +140,6 @@ def run_worker(
 
 def listening_workers(connection: Redis, queue: str) -> int:
     """How many rq workers currently listen on `queue`."""
-    from rq import Queue, Worker
-    from rq.serializers import JSONSerializer
-
     return len(Worker.all(queue=Queue(queue, connection=connection, serializer=JSONSerializer)))
 
 

@@ -1,19 +1,23 @@
-"""zeroforge's common library: games, batched search, network, shard format, registry, config and statistics.
+"""zeroforge's library: games, batched search, players and matches, network, shards, registry, config, layout, stats.
 
-`services/` and `flows/` import from here; nothing here imports them.  Each subpackage states its public
-names in its own `__init__` (imported on demand, so that code without torch stays light):
+The bottom layer: `services/` (job functions, the worker), `flows/` (Prefect) and `cli/` (the command and
+other presentation) import from here; nothing here imports them. Each subpackage states its public names
+in its own `__init__`:
 
     shared.games        make_game, make_game_from_params, GAME_NAMES, Game, GameError
     shared.search       BatchedMCTS, SearchConfig, play_selfplay_games, SelfPlayConfig, play_match, opening_set,
                         MCTSPlayer, PureMCTSPlayer, RandomPlayer, MinimaxPlayer
-    shared.network      PolicyValueNet, NetworkSpec, create_model, save_model, load_model, TorchEvaluator
+    shared.players      spec (parse_player_spec, build_player), match (play_match_chunk, evaluate_players),
+                        analysis (analyze_states, analyze_move_strings)
+    shared.network      PolicyValueNet, NetworkSpec, default_network_spec (the one network-size table),
+                        create_model, save_model, load_model, TorchEvaluator; training (train_step, ...)
     shared.shards       write_shard, read_shard, list_shards, load_replay_window, ShardError
-    shared.registry     ModelRegistry, ModelVersion, RegistryError
+    shared.registry     ModelRegistry (promote: the one promotion), ModelVersion, RegistryError
     shared.config       load_config, PipelineConfig (and the per-service configs), ConfigError
-    shared.layout       DataLayout, default_data_root
-    shared.stats        paired_evaluation, decide_promotion, can_stop_early, elo_from_score
-    shared.network.training     TrainSettings, sample_batch, train_step
-    shared.players.spec  parse_player_spec, build_player
-    shared.players.analysis     analyze_states, analyze_move_strings
+    shared.layout       DataLayout, RegistryLayout, JobIds: every path and job id
+    shared.stats        evaluate_pairs (the one pair-score and W/D/L formula), decide_promotion, can_stop_early
     shared.atomic       atomic_output, fsync_dir
+
+Imports inside functions are kept only where they keep torch (or matplotlib, rq, Prefect) out of commands
+that do not need it; each such import is the first line of the function that needs the package.
 """

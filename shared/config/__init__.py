@@ -2,8 +2,8 @@
 
     from shared.config import PipelineConfig, load_config
     cfg = load_config(PipelineConfig, "tictactoe", Path("zeroforge.toml"), os.environ, {"search.simulations": 64})
-    job_args = cfg.trainer().model_dump(mode="json")      # plain JSON for rq
-    TrainerConfig.model_validate(job_args)                 # back in the worker
+    cfg.trainer()                                          # the sections a training job needs (TrainerConfig)
+    cfg.search.search_config(simulations=64)               # the one SearchConfig of every network player
 
 See loader.py for the layer order and infra/zeroforge.example.toml for every field.
 """

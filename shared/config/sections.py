@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from shared.games import GameError, make_game
+from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.mcts import SearchConfig
 from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
 
@@ -25,12 +27,8 @@ class GameSection(Section):
     @field_validator("name")
     @classmethod
     def _known_game(cls, name: str) -> str:
-        """Check the name with shared.games.make_game (imported lazily: config must not need the game code)."""
+        """Check the name with shared.games.make_game."""
         name = name.strip()
-        try:
-            from shared.games import GameError, make_game
-        except ImportError:  # the games package is optional at config time; the name is checked when used
-            return name
         try:
             make_game(name)
         except GameError as exc:
@@ -94,7 +92,10 @@ class SelfPlaySection(Section):
     games_per_job: int = Field(default=128, ge=1, le=100_000, description="Games one self-play job plays (batched).")
     jobs_per_generation: int = Field(default=4, ge=1, le=10_000, description="Self-play jobs per generation.")
     device: Device = Field(default="cpu", description='Torch device of the local workers `zeroforge run` starts (self-play, training, gates): "cpu", "cuda" or "cuda:N"; remote workers use their own --device.')
-    torch_threads: int = Field(default=1, ge=1, le=256, description="torch.set_num_threads in a self-play job.")
+    torch_threads: int = Field(
+        default=1, ge=1, le=256,
+        description="Torch threads of each local worker `zeroforge run` starts (remote workers: --torch-threads).",
+    )
     max_moves: OptionalInt = Field(
         default=None, ge=1, description='Safety cap on plies per game ("none" = the game\'s own length bound).'
     )
@@ -164,7 +165,7 @@ class GateSection(Section):
     anchor: OptionalStr = Field(
         default="pure-mcts:1000",
         description='Fixed baseline each new best plays, as a player spec: "pure-mcts:N", "random", '
-        '"minimax" (tic-tac-toe), "shipped" or a model file; "none" = no anchor match.',
+        '"minimax" (tic-tac-toe) or "shipped"; "none" = no anchor match.',
     )
     anchor_games: int = Field(default=40, ge=0, le=100_000, description="Games against the anchor (even; 0 = skip).")
 
@@ -178,22 +179,18 @@ class GateSection(Section):
     @field_validator("anchor")
     @classmethod
     def _anchor_spec(cls, value: str | None) -> str | None:
-        """A fixed player spec (shared.players.spec, imported lazily); None disables the anchor match."""
+        """A fixed player spec (shared.players.spec); None disables the anchor match."""
         if value is None:
             return None
         value = value.strip()
         try:
-            from shared.players.spec import PlayerSpecError, parse_player_spec
-        except ImportError:  # player specs are optional at config time; the gatekeeper checks them when used
-            return value
-        try:
             spec = parse_player_spec(value)
         except PlayerSpecError as exc:
             raise ValueError(str(exc)) from None
-        if spec.kind in ("best", "version"):
+        if spec.kind in ("best", "version", "file"):
             raise ValueError(
-                f"anchor {value!r} is not fixed (it changes as models train); "
-                "use pure-mcts:N, random, minimax, shipped or a model file"
+                f"anchor {value!r} is not a fixed player that every worker has (versions change as models train, "
+                "model files live outside the data directory); use pure-mcts:N, random, minimax or shipped"
             )
         return value
 

@@ -1,8 +1,8 @@
 """One frozen config per service, composed of the shared sections.
 
-A service config travels as a plain JSON dict (rq job arguments, model metadata):
-`cfg.model_dump(mode="json")` and back with `Cls.model_validate(d)`. Workers never re-read the
-environment for a job: the job's config is the one the pipeline built.
+Each job's typed payload (services.payloads) carries its service config, and pydantic validates it
+when the worker reads the payload. Workers never re-read the environment for a job: the job's config
+is the one the pipeline built.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import model_validator
 
 from shared.config.fields import Section
+from shared.search.selfplay import SelfPlayConfig
 from shared.config.sections import (
     GameSection,
     GateSection,
@@ -47,8 +48,6 @@ class SelfPlayServiceConfig(ServiceConfig):
 
     def selfplay_config(self) -> Any:
         """A shared.search.SelfPlayConfig (search settings, temperature schedule, move cap)."""
-        from shared.search.selfplay import SelfPlayConfig
-
         return SelfPlayConfig(
             search=self.search.search_config(),
             temperature_moves=self.search.temperature_moves,

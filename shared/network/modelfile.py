@@ -30,6 +30,7 @@ import torch
 
 from shared.atomic import atomic_output
 
+from shared.games import make_game_from_params
 from shared.games.base import Game
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError, NetworkSpec, default_network_spec
@@ -224,7 +225,6 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", expected_ga
 
 
 def _game_from_params(path: Path, params: dict[str, Any]) -> Game:
-    from shared.games import make_game_from_params  # lazy: games package is independent of the network
     try:
         return make_game_from_params(params)
     except ValueError as exc:  # GameError is a ValueError

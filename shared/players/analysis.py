@@ -22,6 +22,7 @@ import numpy as np
 from shared.games.base import F_PLAYER, Game, GameError
 from shared.layout import shipped_model_path
 from shared.players.spec import PlayerSpec, PlayerSpecError, parse_player_spec, resolve_model_path
+from shared.registry import ModelRegistry
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
 
 #: Simulations per analysed position when none are given (enough to find short tactics on the small boards).
@@ -69,8 +70,6 @@ def _rounded(stat: dict[str, Any]) -> dict[str, Any]:
 # ----- model choice ----------------------------------------------------------------------------------------
 def default_model_spec(game: Game, registry_dir: Path | None) -> PlayerSpec:
     """The model to use when none is named: the registry's best, else the shipped model; AnalysisError if neither."""
-    from shared.registry import ModelRegistry
-
     if registry_dir is not None and Path(registry_dir).is_dir():
         if ModelRegistry(Path(registry_dir)).best_version() is not None:
             return PlayerSpec("best")

@@ -22,6 +22,8 @@ import numpy as np
 
 from shared.games import Game
 from shared.layout import shipped_model_names, shipped_model_path
+from shared.registry import ModelRegistry
+from shared.search import players
 from shared.search.mcts import SearchConfig
 
 #: Upper bound of pure-mcts:N (a million playouts per move already takes minutes per move).
@@ -80,8 +82,6 @@ def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) 
             available = shipped_model_names()
             raise PlayerSpecError(f"no shipped model for {game.name}; shipped models exist for: {', '.join(available) or 'none'}")
         return path
-    from shared.registry import ModelRegistry
-
     if registry_dir is None or not Path(registry_dir).exists():
         raise PlayerSpecError(
             f"player {spec.value or spec.kind!r} needs a model registry, but none exists for {game.name} "
@@ -111,8 +111,6 @@ def build_player(
     Network players search with `search`; pure-mcts, random and minimax are fixed yardsticks with their own
     settings. Player rng: numpy default_rng(seed).
     """
-    from shared.search import players
-
     if isinstance(spec, str):
         spec = parse_player_spec(spec)
     rng = np.random.default_rng(seed)

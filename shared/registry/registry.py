@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import shutil
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,4 @@ class ModelRegistry:
 
 
 def _replace(record: ModelVersion, **changes: Any) -> ModelVersion:
-    from dataclasses import replace
-
     return replace(record, **changes)

@@ -148,7 +148,7 @@ def test_none_strings_and_optional_fields():
         ({"selfplay.device": "tpu"}, r"selfplay\.device: device must be 'cpu', 'cuda' or 'cuda:N'"),
         ({"pipeline.redis_url": "localhost:6379"}, r"pipeline\.redis_url: redis_url must start with"),
         ({"gate.anchor": "minimax"}, None),
-        ({"gate.anchor": "best"}, r"gate\.anchor: anchor 'best' is not fixed"),
+        ({"gate.anchor": "best"}, r"gate\.anchor: anchor 'best' is not a fixed player"),
         ({"gate.games": 20, "gate.jobs": 11}, r"gate: jobs \(11\) must be <= the number of openings"),
         ({"gate.promote_rule": "vibes"}, r"gate\.promote_rule: must be one of 'ci_low_above' or 'score_above'"),
         ({"gate.threshold": 1.0}, r"gate\.threshold: must be < 1"),
