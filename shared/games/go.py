@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from shared.games import go_rules
-from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, NUM_FIELDS, GameError
+from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, NUM_FIELDS, STATE_DTYPE, GameError
 from shared.games.grid import GridGame
 from shared.games.notation import render_grid, split_tokens
 
@@ -126,6 +126,38 @@ class Go(GridGame):
         """`batch` empty boards, Black to move: [batch, S] int16 (key of the empty board stored as entry 0)."""
         states = super().initial_states(batch)
         smallest, mask = go_rules.position_keys(states[:1, : self.num_cells], self._tables)
+        block = self._key_block(states)
+        block[:, 0, :4] = go_rules.words_from_hash(smallest)
+        block[:, 0, 4] = mask
+        return states
+
+    def states_from_boards(self, boards: np.ndarray, to_move: Any = 1) -> np.ndarray:
+        """Set-up positions (handicap stones, problems, tests) as fresh games: boards [B, N*N] or [B, N, N] with
+        values -1/0/+1 (row 0 at the top), to_move +1/-1 or [B] of them -> states [B, S] int16 at ply 0 with the
+        given board as the first position of the superko history (no previous boards).
+
+        GameError if a value is not -1, 0 or +1, the shape is wrong, or a group has no liberty."""
+        boards = np.asarray(boards)
+        nn = self.num_cells
+        if boards.ndim == 3 and boards.shape[1:] == (self.height, self.width):
+            boards = boards.reshape(boards.shape[0], nn)
+        if boards.ndim != 2 or boards.shape[1] != nn:
+            raise GameError(f"{self.name}: boards must have shape [B, {nn}] or [B, {self.height}, {self.width}], "
+                            f"got {boards.shape}")
+        if boards.size and not np.isin(boards, (-1, 0, 1)).all():
+            raise GameError(f"{self.name}: board values must be +1 (black), -1 (white) or 0 (empty)")
+        players = np.broadcast_to(np.asarray(to_move), (boards.shape[0],))
+        if not np.isin(players, (-1, 1)).all():
+            raise GameError(f"{self.name}: to_move must be +1 (black) or -1 (white), got {to_move!r}")
+        cells = boards.astype(STATE_DTYPE)
+        _, liberties = go_rules.group_liberties(cells, self._tables)
+        dead = np.flatnonzero(((cells != 0) & (liberties == 0)).any(axis=1))
+        if dead.size:
+            raise GameError(f"{self.name}: board {int(dead[0])} has a group without liberties; remove it first")
+        states = self.initial_states(boards.shape[0])
+        states[:, :nn] = cells
+        states[:, nn + F_PLAYER] = players
+        smallest, mask = go_rules.position_keys(cells, self._tables)
         block = self._key_block(states)
         block[:, 0, :4] = go_rules.words_from_hash(smallest)
         block[:, 0, 4] = mask
