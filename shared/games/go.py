@@ -228,15 +228,48 @@ class Go(GridGame):
         if board.size:
             repeats[board, t.cell_source[image[board, entry], where[board, entry]]] = True
         repeats &= ~capturing
-        # A capturing move (rare): build the resulting board and compare its key with every earlier one.
+        # A capturing move: the image hashes of the result also lose the captured groups; compare them with
+        # every earlier key.
         board, cell = np.nonzero(legal & capturing)
         if board.size:
-            after = self._place(cells[board], player[board], cell, labels[board], liberties[board])
-            hashes = go_rules.image_hashes(after, t)                                          # [K, 8]
+            hashes = self._hashes_after_capture(cells, player, labels, liberties, parent_hashes, board, cell)
             same = (np.take_along_axis(hashes, image[board], axis=1) == known[board]) & valid[board]
             hit = same.any(axis=1)
             repeats[board[hit], cell[hit]] = True
         return legal & ~repeats
+
+    def _hashes_after_capture(self, cells: np.ndarray, player: np.ndarray, labels: np.ndarray, liberties: np.ndarray,
+                              parent_hashes: np.ndarray, board: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        """Image hashes of the positions after capturing moves, without building the boards.
+
+        cells [B, N*N] int16, player [B], labels/liberties [B, N*N] (`group_liberties`), parent_hashes [B, 8]
+        uint64, board/cell [K] int64 (legal capturing moves) -> [K, 8] uint64: the parent's hashes XOR the new
+        stone's key XOR the keys of every stone of each (distinct) opponent group in atari next to the move."""
+        t, nn = self._tables, self.num_cells
+        nbr = t.nbr[cell]                                                                         # [K, 4]
+        rows = board[:, None]
+        around = go_rules.padded(cells, go_rules.OFF_BOARD)[rows, nbr]
+        in_atari = go_rules.padded(liberties, 0)[rows, nbr] == 1
+        taken = np.where((around == -player[board, None]) & in_atari, go_rules.padded(labels, 0)[rows, nbr], 0)
+        for d in range(1, 4):                                                                     # each group once
+            for e in range(d):
+                taken[:, d] = np.where(taken[:, d] == taken[:, e], 0, taken[:, d])
+        # XOR of the image keys of each group in atari (labels are unique over the batch)
+        stone_board, stone_cell = np.nonzero((liberties == 1) & (cells != 0))
+        stone_label = labels[stone_board, stone_cell]
+        order = np.argsort(stone_label, kind="stable")
+        stone_label = stone_label[order]
+        keys = t.flat_image_keys[(cells[stone_board, stone_cell].astype(np.int64)[order] + 1) * nn
+                                 + stone_cell[order]]                                            # [n, 8]
+        starts = np.flatnonzero(np.r_[True, stone_label[1:] != stone_label[:-1]])
+        group_hashes = np.zeros((starts.size + 1, 8), dtype=np.uint64)                           # row 0: no group
+        group_hashes[1:] = np.bitwise_xor.reduceat(keys, starts, axis=0)
+        row_of = np.zeros(int(labels.max()) + 1, dtype=np.int64)
+        row_of[stone_label[starts]] = np.arange(1, starts.size + 1)
+        hashes = parent_hashes[board] ^ t.flat_image_keys[(player[board].astype(np.int64) + 1) * nn + cell]
+        for d in range(4):
+            hashes ^= group_hashes[row_of[taken[:, d]]]
+        return hashes
 
     def _play(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """One move for live states and legal actions: [B, S] int16, [B] int64 -> new [B, S] int16."""
