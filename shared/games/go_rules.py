@@ -7,7 +7,7 @@ Groups and empty regions are labelled by `scipy.ndimage.label` on the whole batc
 masks with a structuring element that links the 4 neighbours inside a board and never across boards);
 liberties are counted with one `np.bincount` over (group, adjacent empty cell) pairs.
 
-Position keys for positional superko (see `PositionKeys`): a 64-bit Zobrist hash is taken of each of the
+Position keys for positional superko (see `position_keys`): a 64-bit Zobrist hash is taken of each of the
 8 dihedral images of a position; the key of the position is (C, M) with C the smallest of the 8 hashes
 and M the 8-bit mask of the images reaching it. Two positions are equal exactly when their keys are
 equal (up to 64-bit hash collisions), and the key of a transformed position follows from the key alone
@@ -75,7 +75,8 @@ class GoTables:
         self.lowest_bit = np.array([(m & -m).bit_length() - 1 if m else 0 for m in range(256)], dtype=np.int64)
 
     def _mask_transform_table(self) -> np.ndarray:
-        """[8, 256] int16: bit k of the new mask is set when image k of the moved position is image comp(k, g)."""
+        """[8, 256] int16: after symmetry g, bit k of a mask is old bit compose[k, g], since image k of the moved
+        position is image compose[k, g] of the old one."""
         sources = [tuple(s) for s in self.symmetries.cell_source]
         compose = np.zeros((8, 8), dtype=np.int64)          # compose[k, g]: "apply g, then k" as one symmetry
         for k in range(8):
@@ -90,14 +91,23 @@ class GoTables:
 
 
 def _zobrist_keys(size: int) -> np.ndarray:
-    """[2, N*N] uint64 keys from a fixed seed (deterministic across runs and machines).
-
-    The low 16 bits of the keys are distinct and non-zero, so a key is found by a direct table look-up."""
-    rng = np.random.default_rng([_ZOBRIST_SEED, size])
-    count = 2 * size * size
-    low = rng.choice(np.arange(1, 1 << 16, dtype=np.uint64), size=count, replace=False)
-    high = rng.integers(0, 1 << 48, size=count, dtype=np.uint64)
-    return ((high << np.uint64(16)) | low).reshape(2, size * size)
+    """[2, N*N] uint64 keys: the splitmix64 sequence from a fixed seed, skipping values whose low 16 bits are 0
+    or already used, so a key is found by a direct table look-up. Written out here (not numpy's generators,
+    whose streams may change between versions) because the keys are part of the stored state format."""
+    mask = (1 << 64) - 1
+    state = (_ZOBRIST_SEED * 1_000_003 + size) & mask
+    keys: list[int] = []
+    used_low = {0}
+    while len(keys) < 2 * size * size:
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        if z & 0xFFFF not in used_low:
+            used_low.add(z & 0xFFFF)
+            keys.append(z)
+    return np.array(keys, dtype=np.uint64).reshape(2, size * size)
 
 
 # ----- neighbourhoods, groups and liberties ---------------------------------------------------------

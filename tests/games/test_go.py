@@ -411,6 +411,13 @@ def test_set_up_positions_are_checked():
     assert field(game, state, F_PLAYER) == -1 and field(game, state, F_PLY) == 0
 
 
+def test_zobrist_keys_are_fixed_because_states_store_them():
+    from shared.games import go_rules
+    keys = go_rules.tables(9).flat_keys
+    assert hex(int(keys[0])) == "0x5506442244cf1345" and hex(int(keys[-1])) == "0x415dea09cc244372"
+    assert np.unique(keys & np.uint64(0xFFFF)).size == keys.size == 162
+
+
 def test_nothing_is_modified_in_place():
     game = Go(5)
     state = play(game, setup(game, KO), "C3")
