@@ -19,15 +19,17 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator, pass_weight: floa
 
 
 def compare_with_reference(size: int, games: int, seed: int, pass_weight: float,
-                           komi: float = 7.5) -> tuple[int, np.ndarray]:
+                           komi: float = 7.5) -> tuple[int, int, np.ndarray]:
     """Play `games` random games in one batch and check legal moves, boards and results against ReferenceGo.
 
-    Returns how many moves the superko rule refused on the way, and the winners [games]."""
+    Returns how many moves the superko rule refused on the way, how many of them would have recreated a
+    position older than two moves back (beyond a simple ko), and the winners [games]."""
     game = Go(size, komi=komi)
     rng = np.random.default_rng(seed)
     states = game.initial_states(games)
     refs = [ReferenceGo(size, komi) for _ in range(games)]
-    refused = 0
+    boards = [[tuple(ref.board)] for ref in refs]
+    refused = older = 0
     while not game.is_terminal(states).all():
         mask = game.legal_mask(states)
         for row, ref in enumerate(refs):
@@ -35,12 +37,16 @@ def compare_with_reference(size: int, games: int, seed: int, pass_weight: float,
             expected[ref.legal_actions()] = True
             assert np.array_equal(mask[row], expected), (size, seed, row, ref.moves)
             if not ref.over:
-                placeable = [c for c in range(size * size) if ref.result_of(c) is not None]
-                refused += len(placeable) - int(mask[row, : size * size].sum())
+                for cell in range(size * size):
+                    after = ref.result_of(cell)
+                    if after is not None and tuple(after) in ref.seen:
+                        refused += 1
+                        older += tuple(after) != boards[row][-2]
         actions = random_actions(mask, rng, pass_weight)
         for row, ref in enumerate(refs):
             if not ref.over:
                 ref.play(int(actions[row]))
+                boards[row].append(tuple(ref.board))
         states = game.step(states, actions)
         for row, ref in enumerate(refs):
             assert states[row, : size * size].tolist() == ref.board, (size, seed, row, ref.moves)
@@ -48,19 +54,20 @@ def compare_with_reference(size: int, games: int, seed: int, pass_weight: float,
     for row, ref in enumerate(refs):
         assert scores[row] == ref.score()
         assert states[row, game.num_cells + F_WINNER] == np.sign(ref.score())
-    return refused, states[:, game.num_cells + F_WINNER]
+    return refused, older, states[:, game.num_cells + F_WINNER]
 
 
 def test_random_games_agree_with_the_reference_move_by_move():
-    refused = 0
-    for size, games, seed, pass_weight in ((5, 60, 1, 0.05), (5, 30, 2, 1.0), (6, 20, 3, 0.05), (7, 12, 4, 0.02),
+    refused = older = 0
+    for size, games, seed, pass_weight in ((5, 150, 1, 0.05), (5, 30, 2, 1.0), (6, 20, 3, 0.05), (7, 12, 4, 0.02),
                                            (9, 6, 5, 0.02)):
-        refused += compare_with_reference(size, games, seed, pass_weight)[0]
-    assert refused > 20, "the games must have met ko and superko refusals to test them"
+        counts = compare_with_reference(size, games, seed, pass_weight)
+        refused, older = refused + counts[0], older + counts[1]
+    assert refused > 20 and older > 0, "the games must have met ko and longer superko cycles to test them"
 
 
 def test_integer_komi_games_agree_including_draws():
-    _, winners = compare_with_reference(5, 40, 3, 1.0, komi=0)
+    winners = compare_with_reference(5, 40, 3, 1.0, komi=0)[2]
     assert (winners == 0).any() and (winners == 1).any() and (winners == -1).any()
 
 
