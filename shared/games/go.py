@@ -7,7 +7,8 @@ either player to move). Passing is always legal while the game is on; two passes
 and so does the length cap of 2*N*N moves (passes included). Area scoring: each side's stones plus the
 empty regions that border only that side (regions touching both, as in seki, count for neither); komi
 (default 7.5, any multiple of 0.5) goes to White. Winner by the sign of black area - white area - komi
-(0 with an integer komi is a draw). `Go.area_score` gives that score for any position.
+(0 with an integer komi is a draw). `Go.area_score` gives that score for any position (for GTP final_score,
+with `score_text` writing "B+3.5"); `Go.states_from_boards` starts games from set-up positions (handicap).
 
 Actions: cell index row * N + col (row 0 at the TOP), and N*N = pass (A = N*N + 1).
 Notation (GTP): column letters A-T skipping I from the left, row numbers 1..N from the BOTTOM, "pass";
