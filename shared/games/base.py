@@ -2,7 +2,7 @@
 
 State layout (shared by all games, so the search can store any game's states in one array):
 
-    states: np.ndarray [B, S] int16, S = H * W + NUM_FIELDS
+    states: np.ndarray [B, S] int16, S = H * W + NUM_FIELDS (+ a game's documented extra data, see below)
     states[:, :H*W]            board cells, row-major, row 0 at the TOP of the board;
                                +1 = a stone/disc/mark of the FIRST player, -1 = the second player's, 0 = empty
     states[:, H*W + F_PLAYER]  player to move: +1 (first player) or -1 (second player)
@@ -10,7 +10,9 @@ State layout (shared by all games, so the search can store any game's states in 
     states[:, H*W + F_PLY]     number of actions played so far (passes included)
     states[:, H*W + F_DONE]    1 when the game is over, else 0
     states[:, H*W + F_WINNER]  when done: +1 first player won, -1 second player won, 0 draw
-    states[:, H*W + F_PASSES]  consecutive passes (Othello; always 0 elsewhere)
+    states[:, H*W + F_PASSES]  consecutive passes (Othello, Go; always 0 elsewhere)
+    states[:, H*W + NUM_FIELDS:]  extra data of games that need more than the board (Go: previous boards and
+                               superko keys, see shared/games/go.py); absent (S = H*W + NUM_FIELDS) for the others
 
 Invariants every game keeps (the conformance tests check them):
 - `legal_mask(states).shape == (B, num_actions)`; a non-terminal state has at least one legal action;
@@ -47,7 +49,7 @@ class Game(abc.ABC):
     #: Board height and width.
     height: int
     width: int
-    #: Number of actions A (board cells, plus one pass action for Othello).
+    #: Number of actions A (board cells, plus one pass action for Othello and Go).
     num_actions: int
     #: Number of input planes C of `encode`.
     num_planes: int
@@ -60,7 +62,7 @@ class Game(abc.ABC):
 
     @property
     def state_size(self) -> int:
-        """S, the length of one state row."""
+        """S, the length of one state row (games with extra data after the fields override this)."""
         return self.height * self.width + NUM_FIELDS
 
     # ----- description -------------------------------------------------------------------

@@ -162,6 +162,15 @@ def _check_game(attrs: dict[str, Any], arrays: RecordArrays, game, path: Path) -
         )
 
 
+def _num_cells(attrs: dict[str, Any]) -> int | None:
+    """H*W from the stored game params (None if they lack a size): where the state fields start."""
+    try:
+        params = schema.parse_game_params(attrs["game"])
+        return int(params["height"]) * int(params["width"])
+    except (ShardError, KeyError, TypeError, ValueError):
+        return None
+
+
 def read_shard(path: Path, game=None) -> Shard:
     """Read and validate a whole shard; with `game`, also check it was written for that game.
 
@@ -181,7 +190,7 @@ def read_shard(path: Path, game=None) -> Shard:
         raise ShardError(f"{path}: cannot read shard ({type(exc).__name__}: {exc})") from exc
     _check_shapes(arrays, attrs, path)
     _check_game(attrs, arrays, game, path)
-    check_arrays(arrays, str(path))
+    check_arrays(arrays, str(path), _num_cells(attrs))
     return Shard(path, attrs, arrays.states, arrays.pi, arrays.z, arrays.moves, arrays.games)
 
 

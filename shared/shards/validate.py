@@ -123,8 +123,12 @@ def _check_game_structure(moves: np.ndarray, games: np.ndarray, where: str) -> N
         raise ShardError(f"{where}: game winners must be +1, -1 or 0")
 
 
-def check_arrays(arrays: RecordArrays, where: str) -> None:
-    """Raise ShardError (prefixed with `where`) unless `arrays` satisfy every content rule above."""
+def check_arrays(arrays: RecordArrays, where: str, num_cells: int | None = None) -> None:
+    """Raise ShardError (prefixed with `where`) unless `arrays` satisfy every content rule above.
+
+    num_cells: H*W of the game, locating the player-to-move field at states[:, num_cells + F_PLAYER]; None
+    assumes the common layout S = H*W + NUM_FIELDS (games with extra state data, like Go, must pass it).
+    """
     num_positions, state_size = arrays.states.shape
     num_actions = arrays.pi.shape[1]
     _check_policy(arrays.pi, where)
@@ -136,7 +140,10 @@ def check_arrays(arrays: RecordArrays, where: str) -> None:
     if arrays.moves["visit_count"].min() < 0:
         raise ShardError(f"{where}: visit counts must be >= 0")
     _check_game_structure(arrays.moves, arrays.games, where)
-    to_move = arrays.states[:, state_size - NUM_FIELDS + F_PLAYER].astype(np.float32)
+    fields_at = state_size - NUM_FIELDS if num_cells is None else num_cells
+    if fields_at < 0 or fields_at + NUM_FIELDS > state_size:
+        raise ShardError(f"{where}: states of width {state_size} cannot hold a {num_cells}-cell board and its fields")
+    to_move = arrays.states[:, fields_at + F_PLAYER].astype(np.float32)
     if not np.all(np.isin(to_move, (-1.0, 1.0))):
         raise ShardError(f"{where}: the player-to-move field of states must be +1 or -1")
     # z is the result from the side to move: winner (+1 first / -1 second / 0) times player to move (+1 / -1).
@@ -152,5 +159,5 @@ def check_arrays(arrays: RecordArrays, where: str) -> None:
 def validate_records(game, records) -> RecordArrays:
     """Convert and check self-play records for `game` before writing; ShardError naming the first problem."""
     arrays = records_to_arrays(game, records)
-    check_arrays(arrays, "records")
+    check_arrays(arrays, "records", game.num_cells)
     return arrays

@@ -7,8 +7,9 @@ import numpy as np
 
 from shared.games import Game
 
-#: Every game the conformance suite runs on: presets plus a non-square Gomoku.
-CONFORMANCE_GAMES = ("tictactoe", "connect4", "gomoku-6x6-4", "gomoku-15", "gomoku-7x9-4", "othello", "othello-6x6")
+#: Every game the conformance suite runs on: presets plus a non-square Gomoku and a small Go.
+CONFORMANCE_GAMES = ("tictactoe", "connect4", "gomoku-6x6-4", "gomoku-15", "gomoku-7x9-4", "othello", "othello-6x6",
+                     "go-9x9", "go-5x5")
 
 
 def expand(game: Game, states: np.ndarray) -> np.ndarray:

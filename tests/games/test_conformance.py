@@ -11,7 +11,15 @@ from shared.games.base import F_DONE, F_LAST, F_PASSES, F_PLAYER, F_PLY, F_WINNE
 from tests.games.helpers import CONFORMANCE_GAMES, expand, random_playout, sample_rows
 
 EXPECTED_SYMMETRIES = {"tictactoe": 8, "connect4": 2, "gomoku-6x6-4": 8, "gomoku-15": 8, "gomoku-7x9-4": 4,
-                       "othello": 8, "othello-6x6": 8}
+                       "othello": 8, "othello-6x6": 8, "go-9x9": 8, "go-5x5": 8}
+
+
+def extra_state_size(game) -> int:
+    """The documented data a game keeps after the common fields (0 for all but Go; see shared/games/go.py)."""
+    if game.params()["family"] == "go":
+        cells = game.num_cells
+        return 7 * cells + 5 * (2 * cells + 1)  # 7 history boards, a 5-word superko key per position
+    return 0
 
 
 @pytest.fixture(scope="module", params=CONFORMANCE_GAMES)
@@ -33,7 +41,7 @@ def test_description(game_and_playout):
     assert make_game_from_params(params) == game
     assert make_game(game.name) == game
     assert game.num_symmetries == EXPECTED_SYMMETRIES[game.name]
-    assert game.state_size == game.height * game.width + 6
+    assert game.state_size == game.height * game.width + 6 + extra_state_size(game)
 
 
 def test_start_states(game_and_playout):
@@ -76,6 +84,10 @@ def test_results_and_terminal_values(game_and_playout):
         disc_balance = np.sign(final[:, : game.num_cells].sum(axis=1))
         assert np.array_equal(winner, disc_balance)
         assert (field(game, final, F_PASSES) <= 1).all()
+    elif game.params()["family"] == "go":
+        assert np.array_equal(winner, np.sign(game.area_score(final)))
+        ended_by_passes = field(game, final, F_PASSES) == 2
+        assert (ended_by_passes | (field(game, final, F_PLY) == 2 * game.num_cells)).all()
     else:
         last_mover = -field(game, final, F_PLAYER)
         assert ((winner == 0) | (winner == last_mover)).all(), "only the player who just moved can win"
@@ -95,6 +107,13 @@ def test_encoding_planes(game_and_playout):
     player = field(game, states, F_PLAYER)[:, None]
     assert np.array_equal(flat[:, 0], (states[:, :n] == player).astype(np.float32))
     assert np.array_equal(flat[:, 1], (states[:, :n] == -player).astype(np.float32))
+    if game.params()["family"] == "go":   # 17 planes: own/opponent stones now and 7 moves back, side to move
+        history = states[:, n + 6: n + 6 + 7 * n].reshape(len(states), 7, n)
+        for back in range(1, 8):
+            assert np.array_equal(flat[:, 2 * back], (history[:, back - 1] == player).astype(np.float32))
+            assert np.array_equal(flat[:, 2 * back + 1], (history[:, back - 1] == -player).astype(np.float32))
+        assert np.array_equal(flat[:, 16], np.broadcast_to(player == 1, flat[:, 16].shape).astype(np.float32))
+        return
     last = field(game, states, F_LAST)
     placed = (last >= 0) & (last < n)  # a stone went down (Othello's pass is action n; Connect Four's are columns)
     assert np.array_equal(flat[:, 2].sum(axis=1), placed.astype(np.float32))

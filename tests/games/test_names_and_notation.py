@@ -8,12 +8,13 @@ from shared.games import GAME_NAMES, GameError, make_game, make_game_from_params
 
 
 def test_presets_and_canonical_names():
-    assert GAME_NAMES == ("tictactoe", "connect4", "gomoku-15", "gomoku-8x8-5", "gomoku-6x6-4", "othello", "othello-6x6")
+    assert GAME_NAMES == ("tictactoe", "connect4", "gomoku-15", "gomoku-8x8-5", "gomoku-6x6-4", "othello", "othello-6x6",
+                          "go-9x9")
     assert make_game("gomoku-15x15-5").name == "gomoku-15"
     assert make_game("Othello-8x8") == make_game("othello")
     sizes = {name: (make_game(name).height, make_game(name).width) for name in GAME_NAMES}
     assert sizes == {"tictactoe": (3, 3), "connect4": (6, 7), "gomoku-15": (15, 15), "gomoku-8x8-5": (8, 8),
-                     "gomoku-6x6-4": (6, 6), "othello": (8, 8), "othello-6x6": (6, 6)}
+                     "gomoku-6x6-4": (6, 6), "othello": (8, 8), "othello-6x6": (6, 6), "go-9x9": (9, 9)}
     odd = make_game("gomoku-19x5-6")
     assert (odd.height, odd.width, odd.params()["n_in_row"], odd.num_actions) == (19, 5, 6, 95)
 
