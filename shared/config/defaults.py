@@ -55,7 +55,22 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 
-KNOWN_GAME_FORMS = ("tictactoe", "connect4", "othello", "othello-6x6", "gomoku-15", "gomoku-{H}x{W}-{n}")
+KNOWN_GAME_FORMS = ("tictactoe", "connect4", "othello", "othello-6x6", "gomoku-15", "gomoku-{H}x{W}-{n}", "go-9x9",
+                    "go-{N}x{N}")
+_GO_PATTERN = re.compile(r"^go-(\d+)x(\d+)$")
+
+
+def _go_defaults(size: int) -> dict[str, dict[str, Any]]:
+    """Go: ~0.85 * N^2 legal moves early on, so alpha = 10 / (0.85 N^2) (0.15 on 9x9, 0.03 on 19x19); games
+    run to about 1.5 N^2 moves, so fewer, longer games per job; the anchor is a GNU Go-free baseline."""
+    cells = size * size
+    alpha = round(min(1.0, max(0.03, 10.0 / (0.85 * cells))), 2)
+    return {
+        "search": {"simulations": 100, "dirichlet_alpha": alpha, "temperature_moves": max(8, cells // 8)},
+        "selfplay": {"games_per_job": 32, "jobs_per_generation": 2},
+        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 3_000 * cells},
+        "gate": {"games": 400, "simulations": 32, "jobs": 2, "anchor_games": 20},
+    }
 
 
 def _gomoku_defaults(height: int, width: int) -> dict[str, dict[str, Any]]:
@@ -91,6 +106,8 @@ def game_defaults(game_name: str) -> dict[str, dict[str, Any]]:
         values = _gomoku_defaults(15, 15)
     elif match := _GOMOKU_PATTERN.match(name):
         values = _gomoku_defaults(int(match.group(1)), int(match.group(2)))
+    elif match := _GO_PATTERN.match(name):
+        values = _go_defaults(int(match.group(1)))
     else:
         raise ConfigError(
             f"game.name: unknown game {game_name!r}; known forms: {', '.join(KNOWN_GAME_FORMS)} "

@@ -15,6 +15,8 @@ gomoku <= 121      4 x 48           8x8 .. 11x11: the CPU-sized net of the shipp
 larger gomoku      10 x 128         15x15 and up: the flagship size (seed 004); wants a GPU for speed
 othello-6x6        4 x 64           36 cells but long-range flips
 othello            6 x 64           64 cells, long-range flips need depth more than width
+go <= 9x9          6 x 64           81 cells, 17 input planes; groups and liberties need depth
+larger go          10 x 128         13x13 and 19x19: wants a GPU for speed
 =================  ===============  ===========================================================
 
 Every default has a value head of 64 hidden units. A run can choose another size with
@@ -101,16 +103,19 @@ def _gomoku_spec(height: int, width: int) -> NetworkSpec:
 
 
 def default_network_spec(game_name: str) -> NetworkSpec:
-    """Default network size for a game name ("connect4", "gomoku-15", "gomoku-9x9-5", ...); see the module table.
+    """Default network size for a game name ("connect4", "gomoku-15", "go-9x9", ...); see the module table.
 
     NetworkError for a game without a default.
     """
     board = _gomoku_board(game_name)
     if board is not None:
         return _gomoku_spec(*board)
+    go = re.fullmatch(r"go-(\d+)x\1", game_name)
+    if go is not None:
+        return NetworkSpec(6, 64) if int(go.group(1)) <= 9 else NetworkSpec(10, 128)
     if game_name in _FIXED_DEFAULTS:
         return _FIXED_DEFAULTS[game_name]
     raise NetworkError(
-        f"no default network for game {game_name!r}; known: {sorted(_FIXED_DEFAULTS)} and gomoku-15 / "
-        f"gomoku-HxW-n; or give the size explicitly, e.g. NetworkSpec(blocks=4, channels=64)"
+        f"no default network for game {game_name!r}; known: {sorted(_FIXED_DEFAULTS)}, gomoku-15, "
+        f"gomoku-HxW-n and go-NxN; or give the size explicitly, e.g. NetworkSpec(blocks=4, channels=64)"
     )
