@@ -17,10 +17,12 @@ every legal reply with the real rules). Freestyle only: overlines win, no renju 
 
 Depth is counted in attacker moves: depth 1 makes five now; depth k plays k fours, the last making five or a
 double four (the five that follows a double four is not counted). The search is a depth-first search over the
-attacker's fours with a transposition table of failed positions (keyed on the stones added since the root),
-double fours tried before single fours, and per-window threat counts updated incrementally around each move
-(`shared.search.vcf_lines.ThreatBoard`). A node budget bounds the work: when it runs out the answer is
-UNKNOWN, never NONE.
+attacker's fours, by iterative deepening unless `shortest=False` (so the VCF found is a shortest one), with a
+transposition table of failed positions (keyed on the stones added since the root) and double fours tried
+before single fours. Per-window stone counts are updated incrementally around each move
+(`shared.search.vcf_lines.ThreatBoard`): the four moves come from one vectorised pass over the window counts,
+and the defender's counter-fours are looked for only in the windows through its block. A node budget bounds
+the work: when it runs out the answer is UNKNOWN, never NONE.
 
     find_vcf(game, state) -> VcfResult                      # side to move attacks
     find_vcf_defence(game, state) -> VcfDefence             # side to move defends against the opponent's VCF
@@ -68,6 +70,9 @@ class DefenceStatus(str, enum.Enum):
 @dataclass(frozen=True)
 class VcfResult:
     """A VCF search result. Cells are action indices (row * W + col).
+
+    To play it out: on each turn, make five if you can, else play the next of `moves`; any defender reply other
+    than the expected one leaves a five to make.
 
     moves    the attacker's moves, in order; the last makes n in a row or a double four (empty unless FOUND)
     replies  the defender's forced reply after each move but the last (len(moves) - 1 cells)
