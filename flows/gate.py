@@ -59,7 +59,10 @@ def run_match(redis_url: str, specs: list[JobSpec], *, rule: str, threshold: flo
     def progress(p: WaitProgress) -> None:
         scores = pair_means(chunk_game_scores(list(p.results.values())))
         logger.info("match: %d/%d jobs done, %d/%d pairs", p.finished, p.total, scores.size, total_pairs)
-        if early_stop and p.finished < p.total and can_stop_early(scores, total_pairs, rule, threshold):
+        # Stop early only with pairs to report: a decision forced before any game (too few planned pairs for
+        # the rule ever to pass) still plays the match, so that the report has its figures.
+        if early_stop and scores.size and p.finished < p.total and can_stop_early(scores, total_pairs, rule,
+                                                                                  threshold):
             raise _StopEarly(p.results)
 
     early = False
