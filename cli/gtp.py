@@ -211,7 +211,8 @@ class GtpEngine:
         try:
             value = kind(text)
         except ValueError:
-            raise GtpFailure(f"syntax error: {what} {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+            expected = "an integer" if kind is int else "a number"
+            raise GtpFailure(f"syntax error: {what} {text!r} is not {expected}") from None
         if not np.isfinite(value) or value < 0:
             raise GtpFailure(f"syntax error: {what} must be a finite number >= 0")
         return value
@@ -323,8 +324,9 @@ class GtpEngine:
         from shared.players.analysis import analyze_states
 
         began = self.clock()
-        analysis = analyze_states(self.game, self.evaluate, state[None], search=replace(self.search, num_simulations=sims),
-                                  seed=self.seed + len(self.states))[0]
+        search = replace(self.search, num_simulations=sims)
+        seed = self.seed + len(self.states)
+        analysis = analyze_states(self.game, self.evaluate, state[None], search=search, seed=seed)[0]
         elapsed = max(self.clock() - began, 1e-6)
         self.simulations_per_second = sims / elapsed
         return analysis
