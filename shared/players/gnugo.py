@@ -257,8 +257,13 @@ class GnuGoPlayer:
         if states.shape[0] and self.game.is_terminal(states).any():
             raise GameError("GNU Go was asked to move in a finished game")
         actions = np.empty(states.shape[0], np.int64)
-        for start in range(0, states.shape[0], self.max_processes):
-            actions[start: start + self.max_processes] = self._select_chunk(states[start: start + self.max_processes])
+        try:
+            for start in range(0, states.shape[0], self.max_processes):
+                chunk = states[start: start + self.max_processes]
+                actions[start: start + self.max_processes] = self._select_chunk(chunk)
+        except BaseException:
+            self.reset()              # a failed batch leaves no process behind and no half-updated game
+            raise
         return actions
 
     def reset(self) -> None:

@@ -118,3 +118,15 @@ def test_crashed_process_is_restarted_with_its_game(count_rebuilds):
         player.reset()                                                 # reset stops the processes
         assert gnugo_children() == []
     assert count_rebuilds == [2, 2]                                    # the restart replayed the game's record
+
+
+@requires_gnugo
+def test_a_move_that_times_out_stops_every_process():
+    state = random_game_state(2, seed=3)
+    with GnuGoPlayer(GO9, 10, move_timeout=1e-4) as player:          # no engine answers genmove that fast
+        with pytest.raises(GnuGoError, match="did not answer within"):
+            player.select_actions(np.concatenate([state, state]))
+        assert player.process_ids == [] and gnugo_children() == []
+        player.move_timeout = 60.0
+        assert GO9.legal_mask(state)[0, player.select_actions(state)[0]]  # usable again afterwards
+    assert gnugo_children() == []
