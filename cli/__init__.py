@@ -19,6 +19,7 @@ COMMANDS = {
     "eval": "cli.eval:eval_command",
     "analyze": "cli.analyze:analyze",
     "play": "cli.play:play",
+    "gtp": "cli.gtp:gtp",
     "bench": "cli.bench:bench",
 }
 

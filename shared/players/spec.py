@@ -3,6 +3,7 @@
     random              uniformly random legal moves
     minimax             perfect play (tic-tac-toe only)
     pure-mcts:N         pure MCTS with N random-rollout playouts per move (the classic baseline)
+    gnugo:LEVEL         GNU Go at level 0..10 over GTP (Go only; shared.players.gnugo)
     best                the registry's current best version
     000012 or 12        a registry version
     shipped             the model shipped with zeroforge for this game
@@ -34,12 +35,13 @@ class PlayerSpecError(ValueError):
     """A player spec cannot be understood or resolved; the message lists the accepted forms."""
 
 
-SPEC_HELP = "random, minimax, pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a model file path"
+SPEC_HELP = ("random, minimax, pure-mcts:N, gnugo:LEVEL (Go), best, shipped, a registry version (e.g. 000012) "
+             "or a model file path")
 
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """A parsed player spec: kind is one of random|minimax|pure-mcts|version|best|shipped|file."""
+    """A parsed player spec: kind is one of random|minimax|pure-mcts|gnugo|version|best|shipped|file."""
 
     kind: str
     value: str = ""
@@ -62,6 +64,11 @@ def parse_player_spec(text: str) -> PlayerSpec:
         return PlayerSpec("pure-mcts", str(playouts))
     if text.startswith("pure-mcts"):
         raise PlayerSpecError(f"{text!r}: write pure-mcts:N with N the playouts per move, e.g. pure-mcts:1000")
+    match = re.fullmatch(r"gnugo:(\d{1,3})", text)
+    if match and int(match.group(1)) <= 10:
+        return PlayerSpec("gnugo", str(int(match.group(1))))
+    if text.startswith("gnugo"):
+        raise PlayerSpecError(f"{text!r}: write gnugo:LEVEL with LEVEL from 0 to 10 (GNU Go's strength), e.g. gnugo:1")
     if re.fullmatch(r"\d{1,6}", text):
         return PlayerSpec("version", f"{int(text):06d}")
     if text and (text.endswith(".pt") or Path(text).is_file()):
@@ -120,6 +127,10 @@ def build_player(
         return players.MinimaxPlayer(game)
     if spec.kind == "pure-mcts":
         return players.PureMCTSPlayer(game, int(spec.value), rng)
+    if spec.kind == "gnugo":
+        from shared.players.gnugo import GnuGoPlayer   # starts GNU Go processes only when it plays
+
+        return GnuGoPlayer(game, int(spec.value), seed=seed)
     from shared.network import TorchEvaluator, load_model   # torch only when a network plays
 
     path = resolve_model_path(spec, game, registry_dir)

@@ -3,6 +3,8 @@
 Every player maps states [B, S] int16 (all non-terminal, possibly from different games of a match) to actions
 [B] int64. Search players start fresh trees at each call (no reuse between calls: the states of successive
 calls need not follow each other), search without noise and play the most visited move (temperature 0).
+A player that holds outside resources (shared.players.gnugo's GNU Go processes) also has `close()`, which
+shared.players.match calls after a match.
 """
 from __future__ import annotations
 
