@@ -19,6 +19,7 @@ COMMANDS = {
     "eval": "cli.eval:eval_command",
     "analyze": "cli.analyze:analyze",
     "play": "cli.play:play",
+    "pbrain": "cli.pbrain:pbrain",
     "bench": "cli.bench:bench",
 }
 
