@@ -128,7 +128,7 @@ def finish_game(session, finished: bool, players: tuple[str, str], save: Path | 
         line = winning_line(game, state)
         click.echo("\n" + mark_cells(game, state, line))
         result = int(state[game.num_cells + F_WINNER])
-        squares = f": {' '.join(game.action_to_str(a) for a in _line_actions(game, line))} in a row" if line else ""
+        squares = _line_text(game, line) if line else ""
         outcome = session.outcome_text()
         click.echo(f"game over: {outcome}{squares}")
     else:
@@ -145,11 +145,15 @@ def finish_game(session, finished: bool, players: tuple[str, str], save: Path | 
         click.echo(f"saved the game to {save} ({kind})")
 
 
-def _line_actions(game, cells: list[int]) -> list[int]:
-    """Cells of a winning line as actions: the same for placement games, the column for Connect Four."""
-    if game.num_actions == game.width and game.num_cells != game.width:
-        return [c % game.width for c in cells]
-    return cells
+def _line_text(game, cells: list[int]) -> str:
+    """': h8 i8 j8 k8 l8 in a row' for games whose actions name cells; Connect Four's actions are columns, so
+    its line is given by columns and rows (rows counted from the bottom)."""
+    if game.num_actions == game.num_cells:
+        return f": {' '.join(game.action_to_str(c) for c in cells)} in a row"
+    columns = sorted({c % game.width + 1 for c in cells})
+    rows = sorted({game.height - c // game.width for c in cells})
+    return (f": {len(cells)} in a row in column{'s' if len(columns) > 1 else ''} {' '.join(map(str, columns))}, "
+            f"row{'s' if len(rows) > 1 else ''} {' '.join(map(str, rows))} (from the bottom)")
 
 
 @click.command("play")

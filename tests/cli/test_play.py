@@ -120,3 +120,9 @@ def test_session_turns_and_result(tiny_models):
     assert session.finished and session.outcome_text() == "you win"
     with pytest.raises(GameError, match="over"):
         session.analyze()
+
+
+def test_connect4_win_names_its_column_and_rows(runner, tiny_models):
+    out = _play(runner, tiny_models["connect4"], "--moves", "121212", stdin="1\n", game="connect4")
+    assert "game over: you win: 4 in a row in column 1, rows 1 2 3 4 (from the bottom)" in out
+    assert "game record (7 moves): 1212121" in out
