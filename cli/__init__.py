@@ -20,6 +20,7 @@ COMMANDS = {
     "analyze": "cli.analyze:analyze",
     "play": "cli.play:play",
     "gtp": "cli.gtp:gtp",
+    "pbrain": "cli.pbrain:pbrain",
     "bench": "cli.bench:bench",
 }
 

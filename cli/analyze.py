@@ -3,8 +3,10 @@
     zeroforge analyze --game connect4 --moves "4453" --json
     zeroforge analyze --game gomoku-15 --positions games.txt --sims 400      # one JSON line per input line
 
-A position is the move sequence from the start in the game's notation ("" = the start position). With
---positions every line of FILE ('-' = stdin) is one position (an empty line is the start position), all
+A position is the move sequence from the start in the game's notation ("" or no --moves = the start
+position). Each answer names the model that searched ("model"), the principal variation ("pv", in the game's
+notation), and per top move its root visit count ("visits"), visit share ("visit_share"), prior and q
+(null for a move the search never visited). With --positions every line of FILE ('-' = stdin) is one position (an empty line is the start position), all
 valid positions are searched in ONE batched search, and one JSON line is printed per input line, in order;
 a line that cannot be read or played, or whose game is over, gets {"moves": ..., "error": ...} instead.
 The logic lives in shared.players.analysis.
@@ -29,7 +31,7 @@ def read_position_lines(handle: TextIO) -> list[str]:
     return [line.rstrip("\r\n") for line in handle.read().splitlines()]
 
 
-def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: bool) -> None:
+def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: bool, model: str) -> None:
     """Analyse one position; an unreadable or illegal move string is a one-line error (exit 2)."""
     from shared.players.analysis import analyze_states, format_analysis, position_from_moves
     from shared.games import GameError
@@ -39,13 +41,15 @@ def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: boo
     except GameError as exc:
         fail(f"--moves {moves_text!r}: {exc}")
     analysis = analyze_states(game, evaluate, state[None], search=search, top_k=top)[0]
-    click.echo(json.dumps(analysis.to_dict(moves_text)) if as_json else format_analysis(game, state, analysis))
+    click.echo(json.dumps(analysis.to_dict(moves_text, model)) if as_json
+               else format_analysis(game, state, analysis, model))
 
 
 @click.command("analyze")
 @game_option
 @click.option("--moves", "moves_text", default=None, metavar="MOVES",
-              help='Moves played from the start, in the game\'s notation (e.g. "4453", "h8 i9"; "" = start).')
+              help='Moves played from the start, in the game\'s notation (e.g. "4453", "h8 i9") '
+                   '[default: the start position].')
 @click.option("--positions", "positions_file", type=click.File("r"), default=None, metavar="FILE",
               help="Analyse every line of FILE ('-' = stdin) in one batch; prints one JSON line per line.")
 @model_option
@@ -60,19 +64,22 @@ def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: boo
 def analyze(game_name: str, moves_text: str | None, positions_file: TextIO | None, model_text: str | None,
             sims: int, top: int, config_file: Path | None, data_dir: Path | None, device: str,
             as_json: bool) -> None:
-    """Best move, value (side to move's view) and top moves by visit share for one or many positions."""
-    from shared.players.analysis import analyze_move_strings, choose_model_path, load_network_evaluator
+    """Best move, value (side to move's view), principal variation and top moves for one or many positions."""
+    from shared.players.analysis import analyze_move_strings, choose_model, load_network_evaluator
 
-    if (moves_text is None) == (positions_file is None):
-        fail("give exactly one of --moves \"...\" (one position) or --positions FILE (one position per line)")
+    if moves_text is not None and positions_file is not None:
+        fail("give one of --moves \"...\" (one position) or --positions FILE (one position per line), not both")
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
         search = game_config(game.name, config_file).match_search_config(sims)
         lines = read_position_lines(positions_file) if positions_file is not None else None
-        evaluate = load_network_evaluator(choose_model_path(game, model_text, registry_dir), game, device)
+        model = choose_model(game, model_text, registry_dir)
+        if model.note:
+            click.echo(f"note: {model.note}", err=True)
+        evaluate = load_network_evaluator(model.path, game, device)
         if lines is None:
-            _analyze_one(game, evaluate, moves_text, search, top, as_json)
+            _analyze_one(game, evaluate, moves_text or "", search, top, as_json, model.label)
             return
-        for answer in analyze_move_strings(game, evaluate, lines, search=search, top_k=top):
+        for answer in analyze_move_strings(game, evaluate, lines, search=search, top_k=top, model=model.label):
             click.echo(json.dumps(answer))

@@ -9,7 +9,7 @@ import click
 
 def config_options(func):
     """Add --game, --config, --set and --data-dir to a command."""
-    @click.option("--game", required=True, help="Game to train: tictactoe, connect4, gomoku-15, gomoku-HxW-N, othello ...")
+    @click.option("--game", required=True, help="Game: tictactoe, connect4, gomoku-15, gomoku-HxW-N, othello ...")
     @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
                   help="TOML config file (sections [game] [search] [selfplay] [train] [gate] [pipeline]).")
     @click.option("--set", "settings", multiple=True, metavar="SECTION.FIELD=VALUE",

@@ -39,6 +39,21 @@ def _progress_printer():
     return update, progress.stop
 
 
+def model_notes(game, specs: tuple[str, str], registry_dir: Path) -> list[str]:
+    """Notes about network players that fall back (`best` without a registry plays the shipped model), each
+    naming the player; resolving here also stops a missing model before any game is played."""
+    from shared.players.spec import parse_player_spec, resolve_model
+
+    notes = []
+    for name, text in zip("AB", specs):
+        spec = parse_player_spec(text)
+        if spec.uses_network:
+            model = resolve_model(spec, game, registry_dir)
+            if model.note:
+                notes.append(f"player {name} ({text}): {model.note}")
+    return notes
+
+
 def format_report(report: dict) -> str:
     """The eval report as a small table plus one line of settings."""
     rows = [
@@ -73,7 +88,7 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
     """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
 
     Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
-    model file. The match is played exactly as the gate plays it: the gate's search settings and opening set,
+    model file. `best` without a registry (or before the first promotion) plays the shipped model, with a note. The match is played exactly as the gate plays it: the gate's search settings and opening set,
     each opening twice with colours swapped, in the gate's chunks.
     """
     from shared.players.match import check_game_count, evaluate_players
@@ -83,6 +98,9 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
         check_game_count(games)
         game, registry_dir = game_and_registry(game_name, data_dir)
         cfg = game_config(game.name, config_file)
+        notes = model_notes(game, (player_a, player_b), registry_dir)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
         search = cfg.match_search_config(sims)
         opening_seed = cfg.gate.opening_seed if opening_seed is None else opening_seed
         update, finish = _progress_printer()
@@ -94,5 +112,5 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
             finish()
     report = {**stats.to_dict(), "player_a": player_a, "player_b": player_b, "game": game.name,
               "sims": search.num_simulations, "seed": seed, "opening_seed": opening_seed, "jobs": cfg.gate.jobs,
-              "seconds": seconds}
+              "seconds": seconds, "notes": notes}
     click.echo(json.dumps(report, sort_keys=True) if as_json else format_report(report))

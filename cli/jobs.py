@@ -1,7 +1,8 @@
 """Run one service job by hand, in this process, without Redis: `zeroforge selfplay | train | gate`.
 
 Each command builds the job's typed payload exactly as the flows do and calls the job function with this
-process as the worker (the --data-dir and --device given here).
+process as the worker (the --data-dir and --device given here). They print a table (--json: the job's
+result as JSON). On a fresh data directory, `zeroforge models init --game G` makes the first model.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import click
 
 from cli.common import config_options, load_pipeline_config
+from cli.render import text_table
 
 
 def _context(cfg, root: Path, device: str):
@@ -30,24 +32,42 @@ def _version_or_best(version: str | None, layout) -> str:
         return normalise_version(version)
     best = ModelRegistry(layout.registry_dir).best_version()
     if best is None:
-        raise click.UsageError(f"no best model for {layout.game_name} under {layout.root}; "
-                               f"run `zeroforge run --game {layout.game_name}` first")
+        raise click.UsageError(f"no best model for {layout.game_name} under {layout.root}; make the first one "
+                               f"with `zeroforge models init --game {layout.game_name}` (or run "
+                               f"`zeroforge run --game {layout.game_name}`)")
     return best
 
 
+def _print(result: dict, rows: list[tuple[str, object]], as_json: bool) -> None:
+    """The job's result as JSON, or `rows` as a two-column table."""
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(text_table(["", "value"], [(name, value) for name, value in rows]))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the job's result as JSON instead of a table.")
+
+
 device_option = click.option("--device", default="cpu", show_default=True, help="Torch device: cpu, cuda or cuda:N.")
-seed_option = click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
-                           help="Seed of the job's random numbers.")
+
+
+def _seed_option(what: str):
+    return click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+                        help=f"Seed of the job's random numbers ({what}); the same seed repeats the job exactly.")
 
 
 @click.command()
 @config_options
 @click.option("--generation", type=click.IntRange(min=0), required=True,
               help="Generation whose shard folder receives the shard.")
-@click.option("--model", "version", default=None, help="Registry version to play with (default: best).")
-@seed_option
+@click.option("--model", "version", default=None, help="Registry version to play with [default: best].")
+@click.option("--job-id", default=None, metavar="NAME",
+              help="Name of the job and its shard (letters, digits, '.', '_', '-') [default: manual-<random>].")
+@_seed_option("root noise and move sampling")
 @device_option
-def selfplay(game, config_file, settings, data_dir, generation, version, seed, device) -> None:
+@json_option
+def selfplay(game, config_file, settings, data_dir, generation, version, job_id, seed, device, as_json) -> None:
     """Play one self-play job's games here and write its shard."""
     from services.payloads import SelfPlayPayload
     from services.selfplay import selfplay_job
@@ -55,18 +75,25 @@ def selfplay(game, config_file, settings, data_dir, generation, version, seed, d
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
     layout, context, data_id = _context(cfg, root, device)
     payload = SelfPlayPayload(data_id=data_id, config=cfg.selfplay_service(), generation=generation,
-                              model_version=_version_or_best(version, layout), job_id=f"manual-{uuid.uuid4().hex[:12]}",
-                              seed=seed)
-    click.echo(json.dumps(selfplay_job(payload.model_dump(mode="json"), context), indent=2))
+                              model_version=_version_or_best(version, layout),
+                              job_id=job_id or f"manual-{uuid.uuid4().hex[:12]}", seed=seed)
+    result = selfplay_job(payload.model_dump(mode="json"), context)
+    _print(result, [("job id", payload.job_id), ("model", payload.model_version),
+                    ("games", result["games"]), ("positions", result["positions"]),
+                    ("X wins / draws / O wins",
+                     f"{result['first_player_wins']} / {result['draws']} / {result['second_player_wins']}"),
+                    ("seconds", result["seconds"]), ("shard", root / result["shard"]),
+                    ("reused", "yes (the shard already existed)" if result["reused"] else "no")], as_json)
 
 
 @click.command()
 @config_options
 @click.option("--generation", type=click.IntRange(min=1), required=True, help="Generation number of the candidate.")
-@click.option("--parent", default=None, help="Version to train from (default: best).")
-@seed_option
+@click.option("--parent", default=None, help="Version to train from [default: best].")
+@_seed_option("batch sampling and augmentation")
 @device_option
-def train(game, config_file, settings, data_dir, generation, parent, seed, device) -> None:
+@json_option
+def train(game, config_file, settings, data_dir, generation, parent, seed, device, as_json) -> None:
     """Train a candidate from the replay window here and register it."""
     from services.payloads import TrainPayload
     from services.trainer import TrainingDataError, train_job
@@ -79,15 +106,22 @@ def train(game, config_file, settings, data_dir, generation, parent, seed, devic
         result = train_job(payload.model_dump(mode="json"), context)
     except TrainingDataError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(result, indent=2))
+    _print(result, [("candidate", result["version"]), ("parent", result["parent"]),
+                    ("generation", result["generation"]), ("steps x batch", f"{result['steps']} x {result['batch_size']}"),
+                    ("positions (shards)", f"{result['positions']} ({len(result['shards'])})"),
+                    ("loss (first -> last)", f"{result['first_loss']:.3f} -> {result['loss']:.3f}"),
+                    ("policy / value loss", f"{result['policy_loss']:.3f} / {result['value_loss']:.3f}"),
+                    ("seconds", result["seconds"]),
+                    ("reused", "yes (already trained)" if result["reused"] else "no")], as_json)
 
 
 @click.command()
 @config_options
 @click.option("--candidate", required=True, help="Candidate version (player A).")
-@click.option("--best", "best_version", default=None, help="Opponent version (default: best).")
+@click.option("--best", "best_version", default=None, help="Opponent version [default: best].")
 @device_option
-def gate(game, config_file, settings, data_dir, candidate, best_version, device) -> None:
+@json_option
+def gate(game, config_file, settings, data_dir, candidate, best_version, device, as_json) -> None:
     """Play the paired gate evaluation here (no Redis), chunk by chunk as the gate's jobs do; changes nothing."""
     from services.gatekeeper import match_job, summarize_match
     from services.payloads import MatchPayload
@@ -103,4 +137,10 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device)
                                seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
         for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
     ]
-    click.echo(json.dumps(summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold), indent=2))
+    report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+    a, b = _version_or_best(candidate, layout), _version_or_best(best_version, layout)
+    _print(report, [("candidate (A) vs best (B)", f"{a} vs {b}"), ("games", report["games"]),
+                    ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),
+                    ("score of A [95% CI]", f"{report['score']:.3f} [{report['ci_low']:.3f}, {report['ci_high']:.3f}]"),
+                    ("decision (not applied)", f"{'promote' if report['promote'] else 'reject'}: {report['reason']}")],
+           as_json)

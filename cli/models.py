@@ -1,4 +1,8 @@
-"""`zeroforge models`: list, inspect, promote, reject and roll back registered model versions.
+"""`zeroforge models`: make the first model, list, inspect, promote, reject and roll back registered model
+versions, and export one to ONNX.
+
+    zeroforge models init --game tictactoe              # a random network registered as 000001 and made best
+    zeroforge models export shipped --game connect4 --format onnx -o connect4.onnx
 
 The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
 else ./zeroforge-data; game from --game, else the only game in the data root.
@@ -154,3 +158,70 @@ def history_command(registry: ModelRegistry, as_json: bool) -> None:
     rows = [(e.get("time", "")[:19], e["event"] + (" (forced)" if e.get("forced") else ""), e["version"],
              e.get("previous_best") or "-", e.get("reason", "")) for e in entries]
     click.echo(text_table(["time (UTC)", "event", "version", "previous best", "reason"], rows))
+
+
+@models.command("init")
+@click.option("--game", "game_name", required=True, help="Game: tictactoe, connect4, gomoku-15, gomoku-HxW-N, othello ...")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="TOML config file whose [game] section sets the network size [default: the game's defaults].")
+@click.option("--set", "settings", multiple=True, metavar="SECTION.FIELD=VALUE",
+              help="Override one config value, e.g. --set game.channels=32 (repeatable).")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+              help="Seed of the random initial weights.")
+def init_command(game_name: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None,
+                 seed: int) -> None:
+    """Make the first model of GAME by hand: a random network of the configured size, registered as version
+    000001 and made best (what `zeroforge run` does at its start). Does nothing when a best model exists."""
+    from cli.common import load_pipeline_config
+    from services.initial_model import ensure_initial_model
+
+    cfg, root = load_pipeline_config(game_name, config_file, settings, data_dir)
+    layout = DataLayout(root, cfg.game.name)
+    try:
+        before = ModelRegistry(layout.registry_dir).best_version() if layout.registry_dir.is_dir() else None
+        best = ensure_initial_model(layout, cfg.game, seed)
+    except (RegistryError, LayoutError) as exc:
+        _fail(exc)
+    if before is not None:
+        click.echo(f"{cfg.game.name} already has a best model: {best}; nothing changed ({layout.registry_dir})")
+    else:
+        click.echo(f"registered a random {cfg.game.blocks}x{cfg.game.channels} network for {cfg.game.name} as "
+                   f"{best} and made it best ({layout.registry_dir})")
+
+
+@models.command("export")
+@click.argument("version")
+@click.option("--format", "fmt", type=click.Choice(["onnx"]), default="onnx", show_default=True,
+              help="Export format.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              help="Output file [default: <game>-<version>.onnx in the current directory].")
+@click.option("--game", "game_name", help="Game (default: the only game in the data dir; needed for shipped).")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+@click.option("--json", "as_json", is_flag=True, help="Print the written metadata as JSON.")
+def export_command(version: str, fmt: str, output: Path | None, game_name: str | None, data_dir: Path | None,
+                   as_json: bool) -> None:
+    """Export VERSION (a registry version, best or shipped) to ONNX with its metadata (game, encoding, input
+    shape, version, sha256 of the source model) and a dynamic batch axis."""
+    from cli.play_common import user_errors
+    from shared.games import make_game
+    from shared.network.onnx_export import export_onnx
+    from shared.players.analysis import choose_model
+
+    with user_errors():
+        root = data_dir or default_data_root()
+        game = make_game(resolve_game_name(root, game_name))
+        model = choose_model(game, version, DataLayout(root, game.name).registry_dir)
+        if model.note:
+            click.echo(f"note: {model.note}", err=True)
+        label = model.version or ("shipped" if model.shipped else Path(model.path).stem)
+        output = output or Path(f"{game.name}-{label}.{fmt}")
+        metadata = export_onnx(model.path, output, game, version=label)
+    if as_json:
+        click.echo(json.dumps({"path": str(output), **metadata}, indent=2))
+        return
+    click.echo(f"wrote {output} ({output.stat().st_size / 1024:.0f} KiB): {game.name} {label}, input planes "
+               f"{metadata['input_shape']} float32 -> logits [batch, {game.num_actions}], value [batch]; "
+               f"source sha256 {metadata['source_sha256'][:16]}...")

@@ -1,12 +1,16 @@
 """`zeroforge play`: a game in the terminal against the network-guided search.
 
     zeroforge play --game connect4 --first ai --hint
+    zeroforge play --game gomoku-8x8-5 --save game.sgf
     printf '5\\n1\\nquit\\n' | zeroforge play --game tictactoe --model model.pt
 
-Moves are typed in the game's notation; an unreadable or illegal move is refused and asked again. `help`
-lists the legal moves, `quit` (or end of input) leaves. In Othello a forced pass is announced and played
-for you. With --hint the AI's top moves and value estimate for your position are shown before each of your
-moves, and its own value estimate after each of its moves. The game logic lives in cli.play_session.
+Moves are typed in the game's notation, one per turn; an unreadable or illegal move is refused with the
+reason in the game's notation ("c3 is occupied after move 5") and asked again. Commands: `hint` (the AI's
+top moves and value for your position), `undo` (take back your last move and the AI's reply), `help`,
+`quit` (or end of input). In Othello a forced pass is announced and played for you. With --hint the hint is
+shown before each of your moves and the AI's value estimate after each of its moves. At the end the winning
+line is marked on the board (in-a-row games) and the game record is printed in the game's notation; --save
+FILE writes it (SGF for Gomoku). The game logic lives in cli.play_session, the record in cli.game_record.
 """
 from __future__ import annotations
 
@@ -15,25 +19,29 @@ from pathlib import Path
 import click
 
 from cli.play_common import (
-    checked_device, config_file_option, data_dir_option, device_option, game_and_registry, game_config, game_option,
-    model_option, user_errors,
+    checked_device, config_file_option, data_dir_option, describe_model, device_option, game_and_registry,
+    game_config, game_option, model_option, user_errors,
 )
 from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS, PositionAnalysis
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?")
+HINT_WORDS = ("hint",)
+UNDO_WORDS = ("undo", "takeback")
 
 
 def hint_text(analysis: PositionAnalysis) -> str:
-    """'hint: c3 62%, d4 20% ...; value for you +0.15' (visit shares, value from the side to move's view)."""
-    moves = ", ".join(f"{stat.move} {100 * stat.visits:.0f}%" for stat in analysis.top)
-    return f"hint: {moves}; value for you {analysis.value:+.2f}"
+    """'hint: c3 62%, d4 20% ...; value for you +0.15; line c3 d4 e5' (visit shares, side to move's view)."""
+    moves = ", ".join(f"{stat.move} {100 * stat.visit_share:.0f}%" for stat in analysis.top)
+    line = f"; line {' '.join(analysis.pv)}" if len(analysis.pv) > 1 else ""
+    return f"hint: {moves}; value for you {analysis.value:+.2f}{line}"
 
 
-def _example_move(game) -> str:
-    """The first legal move of the start position, in the game's notation (to show the move format)."""
-    legal = game.legal_mask(game.initial_states(1))[0]             # [A] bool
-    return game.action_to_str(int(legal.argmax()))
+def _help_text(session) -> str:
+    from shared.players.positions import move_form
+
+    return (f"type one move: {move_form(session.game)}; {len(session.legal_moves())} legal moves now. "
+            "Commands: hint, undo, quit")
 
 
 def _read_move(colour: str) -> str | None:
@@ -42,6 +50,17 @@ def _read_move(colour: str) -> str | None:
         return click.prompt(f"your move ({colour})", type=str, prompt_suffix=": ").strip()
     except click.exceptions.Abort:   # end of input (or Ctrl-C / Ctrl-D)
         return None
+
+
+def _undo(session) -> None:
+    from shared.games import GameError
+
+    try:
+        removed = session.undo()
+    except GameError as exc:
+        click.echo(f"nothing to undo: {exc}")
+        return
+    click.echo(f"took back {' '.join(session.game.action_to_str(a) for a in removed)}\n\n{session.game.render(session.state)}")
 
 
 def _human_turn(session, hint: bool) -> bool:
@@ -56,19 +75,24 @@ def _human_turn(session, hint: bool) -> bool:
         return True
     if hint:
         click.echo(hint_text(session.analyze()))
-    colour = side_names(session.game, session.state)[1]
     while True:
+        colour = side_names(session.game, session.state)[1]
         text = _read_move(colour)
-        if text is None or text.lower() in QUIT_WORDS:
+        word = (text or "").lower()
+        if text is None or word in QUIT_WORDS:
             return False
-        if text.lower() in HELP_WORDS:
-            click.echo(f"legal moves: {' '.join(session.legal_moves())}   (quit to leave)")
-            continue
-        try:
-            session.play_human(text)
-            return True
-        except GameError as exc:
-            click.echo(f"not accepted: {' '.join(str(exc).split())}")
+        if word in HELP_WORDS:
+            click.echo(_help_text(session))
+        elif word in HINT_WORDS:
+            click.echo(hint_text(session.analyze()))
+        elif word in UNDO_WORDS:
+            _undo(session)
+        else:
+            try:
+                session.play_human(text)
+                return True
+            except GameError as exc:
+                click.echo(f"not accepted: {' '.join(str(exc).split())}")
 
 
 def _ai_turn(session, hint: bool) -> None:
@@ -79,7 +103,8 @@ def _ai_turn(session, hint: bool) -> None:
 
 
 def run_game(session, hint: bool) -> bool:
-    """Play until the game ends (True) or the user quits (False), printing the board after every move."""
+    """Play until the game ends (True) or the user quits (False), printing the board after every move
+    (the final board is left to `finish_game`)."""
     click.echo(session.game.render(session.state))
     while not session.finished:
         if session.human_to_move:
@@ -87,8 +112,48 @@ def run_game(session, hint: bool) -> bool:
                 return False
         else:
             _ai_turn(session, hint)
-        click.echo("\n" + session.game.render(session.state))
+        if not session.finished:
+            click.echo("\n" + session.game.render(session.state))
     return True
+
+
+def finish_game(session, finished: bool, players: tuple[str, str], save: Path | None) -> None:
+    """The final board with the winning line marked, ONE end message, the game record, and --save."""
+    from cli.game_record import mark_cells, winning_line, write_record
+    from shared.games.base import F_WINNER
+
+    game, state = session.game, session.state
+    result = None
+    if finished:
+        line = winning_line(game, state)
+        click.echo("\n" + mark_cells(game, state, line))
+        result = int(state[game.num_cells + F_WINNER])
+        squares = _line_text(game, line) if line else ""
+        outcome = session.outcome_text()
+        click.echo(f"game over: {outcome}{squares}")
+    else:
+        outcome = "unfinished"
+        click.echo("game left unfinished")
+    record = game.moves_to_str(session.moves)
+    click.echo(f"game record ({len(session.moves)} moves): {record or '(no moves)'}")
+    if save is not None:
+        from shared.players.positions import winner_text
+
+        text = winner_text(game, state) if finished else "unfinished"
+        kind = write_record(save, game, session.moves, result_text=f"{text} ({outcome})", result=result,
+                            players=players)
+        click.echo(f"saved the game to {save} ({kind})")
+
+
+def _line_text(game, cells: list[int]) -> str:
+    """': h8 i8 j8 k8 l8 in a row' for games whose actions name cells; Connect Four's actions are columns, so
+    its line is given by columns and rows (rows counted from the bottom)."""
+    if game.num_actions == game.num_cells:
+        return f": {' '.join(game.action_to_str(c) for c in cells)} in a row"
+    columns = sorted({c % game.width + 1 for c in cells})
+    rows = sorted({game.height - c // game.width for c in cells})
+    return (f": {len(cells)} in a row in column{'s' if len(columns) > 1 else ''} {' '.join(map(str, columns))}, "
+            f"row{'s' if len(rows) > 1 else ''} {' '.join(map(str, rows))} (from the bottom)")
 
 
 @click.command("play")
@@ -100,31 +165,38 @@ def run_game(session, hint: bool) -> bool:
               help="Who plays the first move.")
 @click.option("--moves", "moves_text", default=None, metavar="MOVES",
               help="Start from the position after these moves (game notation) instead of the start position.")
-@click.option("--hint", is_flag=True, help="Show the AI's top moves and value estimate as you play.")
+@click.option("--hint", is_flag=True, help="Show the AI's top moves and value estimate before each of your moves.")
+@click.option("--save", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              help="Write the game record to FILE at the end (SGF for Gomoku, the move string otherwise).")
 @config_file_option
 @data_dir_option
 @device_option
 def play(game_name: str, model_text: str | None, sims: int, first: str, moves_text: str | None, hint: bool,
-         config_file: Path | None, data_dir: Path | None, device: str) -> None:
-    """Play a game against the AI in the terminal (type moves in the game's notation; help, quit).
+         save: Path | None, config_file: Path | None, data_dir: Path | None, device: str) -> None:
+    """Play a game against the AI in the terminal (moves in the game's notation; hint, undo, help, quit).
 
     --first human gives you the first player's side (X, black in Othello), --first ai the second one.
     """
-    from shared.players.analysis import choose_model_path, load_network_evaluator
+    from shared.players.analysis import choose_model, load_network_evaluator
+    from shared.players.positions import move_form
     from cli.play_session import PlaySession
 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        evaluate = load_network_evaluator(choose_model_path(game, model_text, registry_dir), game, device)
+        model = choose_model(game, model_text, registry_dir)
+        evaluate = load_network_evaluator(model.path, game, device)
         search = game_config(game.name, config_file).match_search_config(sims)
         session = PlaySession(game, evaluate, search=search, human_first=first == "human")
         if moves_text:
             session.start_from(moves_text)
+        if model.note:
+            click.echo(f"note: {model.note}")
         side = "first" if first == "human" else "second"
-        click.echo(f"{game.name}: you play {side}. Type a move like {_example_move(game)}; "
-                   "'help' lists the legal moves, 'quit' leaves.")
-        if not run_game(session, hint):
-            click.echo("game left unfinished; bye")
-            return
-        click.echo(f"game over: {session.outcome_text()}")
+        click.echo(f"{game.name}: you play {side} against {describe_model(game, model, registry_dir)}, "
+                   f"{sims} simulations per move.")
+        click.echo(f"Type one move per turn: {move_form(game)}. Commands: hint, undo, help, quit.")
+        ai_name = f"zeroforge {model.label}"
+        players = ("you", ai_name) if first == "human" else (ai_name, "you")
+        finished = run_game(session, hint)
+        finish_game(session, finished, players, save)

@@ -107,3 +107,53 @@ def checked_device(device: str) -> str:
         return validate_device(device)
     except WorkerConfigError as exc:
         fail(exc)
+
+
+def shipped_summary(game_name: str) -> str:
+    """One line from the shipped model's JSON training record: generations, self-play games, training time
+    and its first measured result ('' when there is no record)."""
+    import json
+
+    from shared.layout import shipped_record_path
+
+    try:
+        record = json.loads(shipped_record_path(game_name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    parts = []
+    if isinstance(record.get("generations"), int):
+        parts.append(f"{record['generations']} generations")
+    if isinstance(record.get("selfplay_games"), int):
+        parts.append(f"{record['selfplay_games']:,} self-play games")
+    if isinstance(record.get("wall_clock_minutes"), (int, float)):
+        parts.append(f"{record['wall_clock_minutes']:g} min of training")
+    evaluation = record.get("evaluation") or {}
+    for name, result in evaluation.items():
+        if isinstance(result, dict) and isinstance(result.get("score"), (int, float)):
+            wdl = (f", W/D/L {result['wins']}/{result['draws']}/{result['losses']}"
+                   if all(isinstance(result.get(k), int) for k in ("wins", "draws", "losses")) else "")
+            parts.append(f"{100 * result['score']:.0f}% {name}{wdl}")
+            break
+    return ", ".join(parts)
+
+
+def describe_model(game: Game, model, registry_dir: Path) -> str:
+    """Who plays, for banners: 'the shipped connect4 model (13 generations, ...)', 'registry version 000012
+    (best), generation 12, gate score 0.61' or 'model file PATH'. `model` is a shared.players.spec.ResolvedModel."""
+    if model.shipped:
+        summary = shipped_summary(game.name)
+        return f"the shipped {game.name} model" + (f" ({summary})" if summary else "")
+    if model.version is not None:
+        from shared.registry import ModelRegistry, RegistryError
+
+        text = f"registry version {model.label}"
+        try:
+            record = ModelRegistry(registry_dir).get(model.version)
+        except RegistryError:
+            return text
+        text += f", generation {record.generation}"
+        gate = record.gate or {}
+        if isinstance(gate.get("score"), (int, float)):
+            text += f", gate score {gate['score']:.3f}"
+        return text
+    return f"model file {model.path}"

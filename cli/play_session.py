@@ -3,6 +3,7 @@
     session = PlaySession(game, evaluate, search=search, human_first=True)
     session.play_human("c3")            # GameError for an unreadable or illegal move; the state is unchanged
     analysis = session.play_ai()        # searches, plays the chosen move, returns the PositionAnalysis
+    session.undo()                      # takes back your last move and the AI's reply
     session.outcome_text()              # "you win" / "the AI wins" / "draw" once session.finished
 
 The AI searches with `shared.players.analysis.analyze_states` (no noise, temperature 0), so hints and the AI's moves
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.players.analysis import DEFAULT_TOP_K, PositionAnalysis, analyze_states
+from shared.players.positions import illegal_move_reason, parse_one_move, play_actions
 
 from shared.games.base import F_WINNER, Game, GameError
 from shared.search.mcts import Evaluator, SearchConfig
@@ -28,6 +30,7 @@ class PlaySession:
         self.human_player = 1 if human_first else -1      # +1 = the first player's side
         self.state = game.initial_states(1)[0]            # [S] int16
         self.moves: list[int] = []
+        self.start_length = 0                              # moves given with --moves (undo stops there)
 
     # ----- queries ---------------------------------------------------------------------------------------
     @property
@@ -70,8 +73,20 @@ class PlaySession:
     def start_from(self, moves_text: str) -> None:
         """Continue from the position after `moves_text` (game notation; GameError if unreadable or illegal)."""
         actions = self.game.parse_moves(moves_text)
-        self.state = self.game.play_moves(actions)[0]     # [S] int16
+        self.state = play_actions(self.game, actions)     # [S] int16
         self.moves = list(actions)
+        self.start_length = len(actions)
+
+    def undo(self) -> list[int]:
+        """Take back the human's last move and every move after it (the AI's reply); returns the removed
+        actions. GameError when the human has no move to take back (since the start or --moves)."""
+        for length in range(len(self.moves) - 1, self.start_length - 1, -1):
+            before = play_actions(self.game, self.moves[:length])          # [S] int16
+            if int(self.game.to_play(before[None])[0]) == self.human_player:
+                removed = self.moves[length:]
+                self.state, self.moves = before, self.moves[:length]
+                return removed
+        raise GameError("there is no move of yours to take back")
 
     # ----- moves -----------------------------------------------------------------------------------------
     def _play(self, action: int) -> None:
@@ -85,9 +100,9 @@ class PlaySession:
         """
         if not self.human_to_move:
             raise GameError("it is not your turn")
-        action = self.game.parse_action(text.strip())
-        if not (0 <= action < self.game.num_actions and self.game.legal_mask(self.state[None])[0, action]):
-            raise GameError(f"{text.strip()} is not a legal move here; legal moves: {' '.join(self.legal_moves())}")
+        action = parse_one_move(self.game, text)
+        if not self.game.legal_mask(self.state[None])[0, action]:
+            raise GameError(illegal_move_reason(self.game, self.state, action, len(self.moves)))
         self._play(action)
         return action
 

@@ -53,10 +53,22 @@ def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
     click.echo(f"         zeroforge play --game {game} --data-dir {data_dir}")
 
 
+def _generations_help() -> str:
+    """--generations help with the per-game defaults of shared.config.defaults."""
+    from shared.config.defaults import game_defaults
+
+    fixed = []
+    for name in ("tictactoe", "connect4", "gomoku-15", "othello"):
+        count = game_defaults(name).get("pipeline", {}).get("generations")
+        if count:
+            fixed.append(f"{count} for {name}")
+    return ("Generations to run; 0 = until stopped (Ctrl-C or the STOP file) [default: the game's "
+            f"[pipeline] generations: {', '.join(fixed) or 'none'}; until stopped for the other games].")
+
+
 @click.command()
 @config_options
-@click.option("--generations", type=click.IntRange(min=0), default=None,
-              help="Generations to run (default: the game's default; 0 = until stopped).")
+@click.option("--generations", type=click.IntRange(min=0), default=None, help=_generations_help())
 @click.option("--redis-url", default=None, help="Use this Redis (default: REDIS_URL, else start a private one).")
 @click.option("--workers", type=int, default=None, help="Start this many local workers even if others listen.")
 @click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")

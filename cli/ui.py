@@ -15,10 +15,12 @@ from shared.layout import default_data_root
 
 
 @click.command()
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None,
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="The pipeline's data directory (default: ZEROFORGE_DATA_DIR or ./zeroforge-data).")
-@click.option("--port", type=int, default=UI_PORT, show_default=True)
-@click.option("--startup-timeout", type=float, default=120.0, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=UI_PORT, show_default=True,
+              help="Port of the Prefect server and UI on 127.0.0.1.")
+@click.option("--startup-timeout", type=click.FloatRange(min=1.0), default=120.0, show_default=True,
+              help="Seconds to wait for the Prefect server to answer before giving up.")
 def ui(data_dir: Path | None, port: int, startup_timeout: float) -> None:
     """Start the Prefect UI at http://127.0.0.1:4200 and keep it running until Ctrl-C.
 

@@ -7,10 +7,12 @@ in its own `__init__`:
     shared.games        make_game, make_game_from_params, GAME_NAMES, Game, GameError
     shared.search       BatchedMCTS, SearchConfig, play_selfplay_games, SelfPlayConfig, play_match, opening_set,
                         MCTSPlayer, PureMCTSPlayer, RandomPlayer, MinimaxPlayer
-    shared.players      spec (parse_player_spec, build_player), match (play_match_chunk, evaluate_players),
-                        analysis (analyze_states, analyze_move_strings)
+    shared.players      spec (parse_player_spec, resolve_model, build_player), match (play_match_chunk,
+                        evaluate_players), analysis (analyze_states, analyze_move_strings), positions
+                        (position_from_moves, illegal_move_reason, parse_one_move)
     shared.network      PolicyValueNet, NetworkSpec, default_network_spec (the one network-size table),
-                        create_model, save_model, load_model, TorchEvaluator; training (train_step, ...)
+                        create_model, save_model, load_model, TorchEvaluator; training (train_step, ...);
+                        onnx_export (export_onnx)
     shared.shards       write_shard, read_shard, list_shards, load_replay_window, ShardError
     shared.registry     ModelRegistry (promote: the one promotion), ModelVersion, RegistryError
     shared.config       load_config, PipelineConfig (and the per-service configs), ConfigError

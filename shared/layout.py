@@ -22,6 +22,7 @@ Every other module asks this one for paths and job ids instead of joining string
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 import secrets
@@ -73,6 +74,11 @@ def _generation_text(generation: int) -> str:
 def shipped_model_path(game_name: str) -> Path:
     """Where the model shipped with zeroforge for `game_name` lives inside the installed package (may not exist)."""
     return SHIPPED_MODELS_DIR / f"{check_game_name(game_name)}.pt"
+
+
+def shipped_record_path(game_name: str) -> Path:
+    """The JSON training record next to the shipped model of `game_name` (may not exist)."""
+    return SHIPPED_MODELS_DIR / f"{check_game_name(game_name)}.json"
 
 
 def shipped_model_names() -> list[str]:
@@ -200,6 +206,15 @@ class DataLayout:
     def shard_path(self, generation: int, job_id: str) -> Path:
         """The shard the self-play job `job_id` of `generation` writes."""
         return self.generation_shards_dir(generation) / shard_file_name(job_id)
+
+    def find_shard(self, job_id: str) -> Path | None:
+        """The published shard of self-play job `job_id` in any generation folder (the newest generation
+        when several hold one), None when there is none. Reads the directory; creates nothing."""
+        name = shard_file_name(job_id)
+        if "/" in job_id or "\\" in job_id or job_id in ("", ".", "..") or not self.shards_dir.is_dir():
+            return None
+        found = sorted(p for p in self.shards_dir.glob(f"gen-*/{glob.escape(name)}") if p.is_file())
+        return found[-1] if found else None
 
     @property
     def quarantine_dir(self) -> Path:

@@ -23,7 +23,7 @@ def bench() -> None:
 @click.option("--sims", type=click.IntRange(min=1), default=32, show_default=True, help="Simulations per move.")
 @click.option("--moves", type=click.IntRange(min=1), default=8, show_default=True,
               help="Moves played per game in the batched run.")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--device", default="cpu", show_default=True, help="Torch device: cpu, cuda or cuda:N.")
 @click.option("--leaves-per-step", type=click.IntRange(min=1), default=1, show_default=True,
               help="Leaves selected per tree per network call (virtual loss).")
 @click.option("--sequential-moves", type=click.IntRange(min=1), default=None,
@@ -39,7 +39,8 @@ def bench() -> None:
 @click.option("--compile", "compile_model", is_flag=True, help="torch.compile the network (slow start).")
 @click.option("--forward-seconds", type=click.FloatRange(min=0.0), default=1.5, show_default=True,
               help="Minimum timed duration of the forward-pass measurement.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+              help="Seed of the network's weights, the sampled positions and the self-play randomness.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
 def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
              sequential_moves: int | None, blocks: int | None, channels: int | None,
@@ -50,6 +51,10 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
     from shared.games.base import GameError
     from shared.network.spec import NetworkError, default_network_spec
 
+    if device != "cpu":
+        from cli.play_common import checked_device
+
+        device = checked_device(device)
     try:
         settings = BenchSettings(game=game_name, games=games, sims=sims, moves=moves, device=device,
                                  spec=default_network_spec(game_name), leaves_per_step=leaves_per_step,

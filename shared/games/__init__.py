@@ -1,7 +1,7 @@
 """zeroforge's board games behind one batched interface (`Game`, see base.py), and the name registry.
 
     make_game("gomoku-15")                    -> Gomoku 15x15, five in a row
-    make_game("gomoku-7x9-4")                 -> any "gomoku-{H}x{W}-{n}", H, W in 5..19, n in 3..6
+    make_game("gomoku-7x9-4")                 -> any "gomoku-{H}x{W}-{n}", H, W in 5..20, n in 3..6
     make_game("go-9x9")                       -> Go 9x9, komi 7.5; any "go-{N}x{N}", N in 5..19
     make_game_from_params({"name": "go-9x9", "komi": 6.5})  -> Go 9x9 with komi 6.5 (komi is a game param)
     make_game_from_params(game.params())      -> the same game again (model files, shards)

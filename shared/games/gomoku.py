@@ -1,8 +1,8 @@
-"""Freestyle Gomoku on an H x W board (5..19 each side): n OR MORE stones in a row wins (n = 3..6);
+"""Freestyle Gomoku on an H x W board (5..20 each side; 20x20 is the Gomocup freestyle board): n OR MORE stones in a row wins (n = 3..6);
 a full board without a line is a draw. The first player (+1, 'X', black) moves first.
 
 Actions: cell index row * W + col, row 0 at the TOP (A = H * W).
-Notation: a column letter from `a` at the left (no letter skipped, so a 19-wide board uses a-s) and a
+Notation: a column letter from `a` at the left (no letter skipped, so a 20-wide board uses a-t) and a
 row number counted from 1 at the BOTTOM: "h8" is the centre of 15x15; moves separated by spaces.
 Encoding (4 planes, side to move's view): 0 own stones, 1 opponent stones, 2 last move (one-hot),
 3 side to move (ones when the first player is to move).
@@ -17,7 +17,7 @@ from shared.games.base import GameError
 from shared.games.inarow import InARowGame
 from shared.games.notation import parse_square, render_grid, split_tokens, square_name
 
-MIN_SIZE, MAX_SIZE = 5, 19
+MIN_SIZE, MAX_SIZE = 5, 20
 MIN_N, MAX_N = 3, 6
 SIZE_RULES = f"height and width {MIN_SIZE}..{MAX_SIZE}, n in a row {MIN_N}..{MAX_N}"
 

@@ -4,7 +4,8 @@
     minimax             perfect play (tic-tac-toe only)
     pure-mcts:N         pure MCTS with N random-rollout playouts per move (the classic baseline)
     gnugo:LEVEL         GNU Go at level 0..10 over GTP (Go only; shared.players.gnugo)
-    best                the registry's current best version
+    best                the registry's current best version; with no registry or no best yet, the model
+                        shipped for the game (with a note saying so), the one fallback of eval, play and analyze
     000012 or 12        a registry version
     shipped             the model shipped with zeroforge for this game
     path/to/model.pt    a model file
@@ -76,32 +77,65 @@ def parse_player_spec(text: str) -> PlayerSpec:
     raise PlayerSpecError(f"unknown player {text!r}; use one of: {SPEC_HELP}")
 
 
-def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) -> Path:
-    """The model file a network spec refers to; PlayerSpecError saying what is missing otherwise."""
+@dataclass(frozen=True)
+class ResolvedModel:
+    """The model file a network spec names, how to call it in a banner or a report, and any note about a
+    fallback (e.g. `best` played by the shipped model because the registry has no best yet)."""
+
+    path: Path
+    label: str              # "000012 (best)", "000012", "shipped", or the file path
+    version: str | None     # registry version when the model comes from the registry, else None
+    shipped: bool = False
+    note: str | None = None
+
+
+def _shipped(game: Game, note: str | None = None) -> ResolvedModel:
+    path = shipped_model_path(game.name)
+    if not path.is_file():
+        available = shipped_model_names()
+        raise PlayerSpecError(f"no shipped model for {game.name}; shipped models exist for: {', '.join(available) or 'none'}")
+    return ResolvedModel(path, "shipped", None, shipped=True, note=note)
+
+
+def resolve_model(spec: PlayerSpec, game: Game, registry_dir: Path | None) -> ResolvedModel:
+    """The model a network spec refers to; PlayerSpecError saying what is missing otherwise.
+
+    `best` without a registry, or with a registry that has no best yet, falls back to the model shipped for
+    the game (ResolvedModel.note says so); without a shipped model either it is an error.
+    """
     if spec.kind == "file":
         path = Path(spec.value)
         if not path.is_file():
             raise PlayerSpecError(f"model file {path} does not exist")
-        return path
+        return ResolvedModel(path, str(path), None)
     if spec.kind == "shipped":
-        path = shipped_model_path(game.name)
-        if not path.is_file():
-            available = shipped_model_names()
-            raise PlayerSpecError(f"no shipped model for {game.name}; shipped models exist for: {', '.join(available) or 'none'}")
-        return path
-    if registry_dir is None or not Path(registry_dir).exists():
+        return _shipped(game)
+    has_registry = registry_dir is not None and Path(registry_dir).exists()
+    registry = ModelRegistry(registry_dir) if has_registry else None
+    if spec.kind == "best":
+        version = registry.best_version() if registry is not None else None
+        if version is None:
+            where = (f"the registry at {registry_dir} has no best model yet" if has_registry
+                     else f"no model registry for {game.name}" + (f" at {registry_dir}" if registry_dir else ""))
+            if not shipped_model_path(game.name).is_file():
+                raise PlayerSpecError(
+                    f"player 'best': {where} and no model is shipped for {game.name}; train one with "
+                    f"`zeroforge run --game {game.name}` (or `zeroforge models init`), pass --data-dir, or use a model file"
+                )
+            return _shipped(game, note=f"{where}; 'best' plays the shipped {game.name} model")
+        return ResolvedModel(Path(registry.verify(version).path), f"{version} (best)", version)
+    if registry is None:
         raise PlayerSpecError(
-            f"player {spec.value or spec.kind!r} needs a model registry, but none exists for {game.name} "
+            f"player {spec.value!r} needs a model registry, but none exists for {game.name} "
             "(train one with `zeroforge run`, pass --data-dir, or use `shipped` or a model file)"
         )
-    registry = ModelRegistry(registry_dir)
-    if spec.kind == "best":
-        version = registry.best_version()
-        if version is None:
-            raise PlayerSpecError(f"the registry at {registry_dir} has no best model yet")
-    else:
-        version = spec.value
-    return Path(registry.verify(version).path)   # RegistryError when the file is not the registered one
+    # RegistryError when the version does not exist or its file is not the registered one
+    return ResolvedModel(Path(registry.verify(spec.value).path), spec.value, spec.value)
+
+
+def resolve_model_path(spec: PlayerSpec, game: Game, registry_dir: Path | None) -> Path:
+    """The model file a network spec refers to (see `resolve_model`, whose fallback it shares)."""
+    return resolve_model(spec, game, registry_dir).path
 
 
 def build_player(

@@ -8,12 +8,12 @@ import pytest
 
 from cli.analyze import analyze
 from shared.search import SearchConfig
-from shared.players.analysis import analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
+from shared.players.analysis import DEFAULT_PV_DEPTH, analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
 from shared.games import make_game
 from shared.players.spec import PlayerSpecError
 from tests.cli.conftest import one_line_error
 
-TOP_FIELDS = {"move", "visits", "prior", "q"}
+TOP_FIELDS = {"move", "visits", "visit_share", "prior", "q"}
 
 
 def _json(result) -> dict:
@@ -31,8 +31,36 @@ def test_json_fields_and_immediate_win(runner, tiny_models):
     assert answer["value"] > 0.5                                          # winning for the side to move
     assert len(answer["top"]) == 3 and all(TOP_FIELDS <= set(entry) for entry in answer["top"])
     assert answer["top"][0]["move"] == "3" and answer["top"][0]["q"] == pytest.approx(1.0)
-    shares = [entry["visits"] for entry in answer["top"]]
+    shares = [entry["visit_share"] for entry in answer["top"]]
     assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1.0 + 1e-6
+    counts = [entry["visits"] for entry in answer["top"]]
+    assert all(isinstance(c, int) for c in counts) and counts[0] > 100              # visit counts, not shares
+    assert answer["model"] == str(tiny_models["tictactoe"])
+    assert answer["pv"] == "3"                                                       # X wins at once: PV ends
+
+
+def test_unvisited_moves_have_no_q_and_the_pv_follows_the_search(runner, tiny_models):
+    args = ["--game", "gomoku-15", "--moves", "h8", "--model", str(tiny_models["gomoku-15"]), "--sims", "40",
+            "--top", "300", "--json"]
+    answer = _json(runner.invoke(analyze, args))
+    unvisited = [entry for entry in answer["top"] if entry["visits"] == 0]
+    assert unvisited and all(entry["q"] is None for entry in unvisited)
+    assert all(entry["q"] is not None for entry in answer["top"] if entry["visits"] > 0)
+    pv = answer["pv"].split()
+    assert pv[0] == answer["move"] and len(pv) >= 2 and len(set(pv)) == len(pv)
+    game = make_game("gomoku-15")
+    game.play_moves(game.parse_moves("h8 " + answer["pv"]))                        # a legal line
+
+
+def test_start_position_without_moves_and_errors_in_notation(runner, tiny_models):
+    model = str(tiny_models["connect4"])
+    answer = _json(runner.invoke(analyze, ["--game", "connect4", "--model", model, "--sims", "8", "--json"]))
+    assert answer["moves"] == "" and answer["to_move"] == "first"
+    one_line_error(runner.invoke(analyze, ["--game", "connect4", "--moves", "4444444", "--model", model]),
+                   "move 7: column 4 is full after move 6")
+    gomoku = str(tiny_models["gomoku-15"])
+    one_line_error(runner.invoke(analyze, ["--game", "gomoku-15", "--moves", "h8 i9 c3 d4 e5 c3", "--model", gomoku]),
+                   "move 6: c3 is occupied after move 5")
 
 
 @pytest.mark.parametrize("game_name, moves, to_move", [("connect4", "4453", "first"), ("gomoku-15", "h8 i9", "first"),
@@ -52,6 +80,7 @@ def test_text_output(runner, tiny_models):
     result = runner.invoke(analyze, args)
     assert result.exit_code == 0, result.output
     assert "best move for X" in result.stdout and "1  2  3  4  5  6  7" in result.stdout
+    assert "principal variation:" in result.stdout and f"(model {tiny_models['connect4']})" in result.stdout
 
 
 def test_positions_file_keeps_order_and_reports_errors_in_place(runner, tiny_models, tmp_path):
@@ -66,7 +95,8 @@ def test_positions_file_keeps_order_and_reports_errors_in_place(runner, tiny_mod
     assert [("error" in a) for a in answers] == [False, False, True, True, True, False]
     assert answers[0]["move"] == "3"
     assert answers[1]["to_move"] == "first" and answers[5]["to_move"] == "second"
-    assert "not legal" in answers[2]["error"] and "over" in answers[4]["error"]
+    assert "move 2: 1 is occupied after move 1" in answers[2]["error"] and "over" in answers[4]["error"]
+    assert all(a["model"] == str(tiny_models["tictactoe"]) for a in answers if "error" not in a)
 
 
 def test_positions_from_stdin(runner, tiny_models):
@@ -75,7 +105,7 @@ def test_positions_from_stdin(runner, tiny_models):
     assert result.exit_code == 0, result.output
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert [a["moves"] for a in answers] == ["4453", "44444444"]
-    assert "move" in answers[0] and answers[1]["error"].startswith("move 7:")      # the 7th disc overfills column 4
+    assert "move" in answers[0] and answers[1]["error"] == "move 7: column 4 is full after move 6"
 
 
 class CountingEvaluator:
@@ -95,8 +125,9 @@ def test_many_positions_share_one_batched_search(tiny_models):
     lines = ["", "5", "1 5", "zz", "1 5 9", "1 2"]
     answers = analyze_move_strings(game, counting, lines, search=SearchConfig(num_simulations=10), top_k=2)
     assert len(answers) == 6 and "error" in answers[3]
-    # One search over the 5 valid positions: 1 root evaluation + 10 steps, each batching every live tree.
-    assert len(counting.batch_sizes) <= 11 and counting.batch_sizes[0] == 5
+    # One search over the 5 valid positions: 1 root evaluation + 10 steps, each batching every live tree, then
+    # at most one batched simulation per principal-variation move (DEFAULT_PV_DEPTH - 1 after the first).
+    assert len(counting.batch_sizes) <= 11 + DEFAULT_PV_DEPTH - 1 and counting.batch_sizes[0] == 5
     single = analyze_states(game, CountingEvaluator(counting.inner), game.play_moves([4])[None, 0],
                             search=SearchConfig(num_simulations=10))
     assert single[0].move == answers[1]["move"]                           # batching does not change the answer
@@ -109,17 +140,19 @@ def test_model_choice(tiny_models, tictactoe_registry, tmp_path, monkeypatch):
     assert choose_model_path(game, str(tiny_models["tictactoe"]), None) == tiny_models["tictactoe"]
     with pytest.raises(PlayerSpecError, match="not a network"):
         choose_model_path(game, "random", registry_dir)
-    monkeypatch.setattr("shared.players.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    monkeypatch.setattr("shared.players.spec.shipped_model_path", lambda name: tmp_path / "missing.pt")
     with pytest.raises(ValueError, match="train one"):
         choose_model_path(game, None, tmp_path / "no-registry")
 
 
 def test_command_errors(runner, tiny_models, tmp_path, monkeypatch):
     model = str(tiny_models["tictactoe"])
-    monkeypatch.setattr("shared.players.analysis.shipped_model_path", lambda name: tmp_path / "missing.pt")
+    monkeypatch.setattr("shared.players.spec.shipped_model_path", lambda name: tmp_path / "missing.pt")
     no_model = ["--game", "tictactoe", "--moves", "5", "--data-dir", str(tmp_path)]
-    one_line_error(runner.invoke(analyze, no_model), "--model")
-    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "1 1", "--model", model]), "not legal")
-    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--model", model]), "exactly one")
+    one_line_error(runner.invoke(analyze, no_model), "no model is shipped")
+    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "1 1", "--model", model]),
+                   "move 2: 1 is occupied after move 1")
+    one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--model", model, "--moves", "5",
+                                           "--positions", "-"]), "not both")
     one_line_error(runner.invoke(analyze, ["--game", "connect4", "--moves", "4", "--model", model]), "tictactoe")
     one_line_error(runner.invoke(analyze, ["--game", "tictactoe", "--moves", "5", "--model", "random"]), "network")

@@ -72,7 +72,7 @@ def test_bad_input_is_one_line_error(runner, args, needle):
 
 
 def test_missing_registry_and_wrong_game_model(runner, tmp_path, tiny_models):
-    no_registry = ["best", "random", "--game", "tictactoe", "--games", "4", "--data-dir", str(tmp_path)]
+    no_registry = ["000003", "random", "--game", "tictactoe", "--games", "4", "--data-dir", str(tmp_path)]
     one_line_error(runner.invoke(eval_command, no_registry), "registry")
     wrong_game = [str(tiny_models["connect4"]), "random", "--game", "tictactoe", "--games", "4"]
     one_line_error(runner.invoke(eval_command, wrong_game), "connect4")
@@ -104,3 +104,12 @@ def test_the_gate_and_eval_give_the_same_result(runner, tictactoe_registry):
                                 str(seed), "--data-dir", str(tictactoe_registry)])
     keys = ("games", "pairs", "wins", "draws", "losses", "score", "ci_low", "ci_high", "elo")
     assert {k: report[k] for k in keys} == {k: gate[k] for k in keys}
+
+
+def test_best_without_a_registry_plays_the_shipped_model_with_a_note(runner, tmp_path):
+    args = ["best", "random", "--game", "tictactoe", "--games", "2", "--sims", "4", "--data-dir", str(tmp_path), "--json"]
+    result = runner.invoke(eval_command, args)
+    assert result.exit_code == 0, result.output
+    assert "note: player A (best): no model registry for tictactoe" in result.stderr
+    report = json.loads(result.stdout)
+    assert report["games"] == 2 and "'best' plays the shipped tictactoe model" in report["notes"][0]

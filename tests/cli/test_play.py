@@ -23,11 +23,51 @@ def _play(runner, model, *extra: str, stdin: str, game: str = "tictactoe"):
 
 
 def test_bad_moves_are_refused_then_quit(runner, tiny_models):
-    out = _play(runner, tiny_models["tictactoe"], stdin="5\nzz\n5\n0\nhelp\nquit\n")
-    assert out.count("not accepted") == 3                    # zz (unreadable), 5 (occupied), 0 (not a square)
-    assert "5 is not a legal move here" in out and "legal moves:" in out
-    assert out.count("your move (X)") == 6                   # one prompt per input line: refusals and help re-prompt
+    out = _play(runner, tiny_models["tictactoe"], stdin="5\nzz\n5\n0\n12\nhelp\nquit\n")
+    assert out.count("not accepted") == 4                    # zz (unreadable), 5 (occupied), 0, 12 (two moves)
+    assert "5 is occupied after move 2" in out and "legal moves:" not in out
+    assert "'12' is 2 moves (1 2); type one move at a time: a square digit 1-9" in out
+    assert "Commands: hint, undo, quit" in out               # help: the move form and the commands, no move dump
+    assert out.count("your move (X)") == 7                   # one prompt per input line: refusals and help re-prompt
     assert "game left unfinished" in out and "game over" not in out
+    assert out.strip().splitlines()[-1].startswith("game record (2 moves): 5")
+
+
+def test_connect4_single_move_form_undo_and_hint(runner, tiny_models):
+    out = _play(runner, tiny_models["connect4"], stdin="44\n4\nhint\nundo\nundo\nquit\n", game="connect4")
+    assert "'44' is 2 moves (4 4); type one move at a time: a column digit 1-7 from the left, e.g. 4" in out
+    assert "4453" not in out
+    assert "hint:" in out and "value for you" in out
+    assert "took back 4 " in out and "nothing to undo" in out
+    assert "game record (0 moves)" in out
+
+
+def test_banner_names_the_model(runner, tiny_models, tictactoe_registry):
+    out = _play(runner, tiny_models["tictactoe"], stdin="quit\n")
+    assert f"against model file {tiny_models['tictactoe']}" in out
+    result = runner.invoke(play, ["--game", "tictactoe", "--sims", "4", "--data-dir", str(tictactoe_registry)],
+                           input="quit\n")
+    assert "against registry version 000001 (best), generation 0" in result.stdout
+    result = runner.invoke(play, ["--game", "connect4", "--sims", "4", "--data-dir", str(tictactoe_registry)],
+                           input="quit\n")
+    assert "'best' plays the shipped connect4 model" in result.stdout
+    assert "against the shipped connect4 model (13 generations, 42,496 self-play games" in result.stdout
+
+
+def test_winning_line_one_end_message_and_saved_sgf(runner, tiny_models, tmp_path):
+    # X (you) has h8 i8 j8 k8; O (the AI) has a1 b1 c1 d1 and is to move... so let O be the human instead:
+    # the AI plays first (X) from a position where X has four in a row open at both ends and wins at once.
+    opening = "h8 a1 i8 b1 j8 c1 k8 d1"
+    save = tmp_path / "game.sgf"
+    out = _play(runner, tiny_models["gomoku-15"], "--first", "human", "--moves", opening, "--save", str(save),
+                stdin="l8\n", game="gomoku-15")
+    assert "game over: you win: h8 i8 j8 k8 l8 in a row" in out
+    assert out.count("game over") == 1
+    assert "(X)" in out and "[X]" in out                   # the winning stones marked, the last move bracketed
+    assert "game record (9 moves): h8 a1 i8 b1 j8 c1 k8 d1 l8" in out
+    sgf = save.read_text()
+    assert sgf.startswith("(;FF[4]GM[4]") and "SZ[15]" in sgf and "RE[B+]" in sgf
+    assert sgf.count(";B[") == 5 and sgf.count(";W[") == 4 and ";B[hh];W[ao]" in sgf
 
 
 def test_end_of_input_leaves_cleanly(runner, tiny_models):
@@ -41,8 +81,9 @@ def test_full_game_with_ai_first(runner, tiny_models):
     out = _play(runner, tiny_models["tictactoe"], "--first", "ai", "--hint", stdin="1\n2\n3\n4\n5\n6\n7\n8\n9\n" * 5)
     assert out.startswith("tictactoe: you play second")
     assert "AI (X) plays" in out and "your move (O)" in out and "its value estimate" in out
-    last = out.strip().splitlines()[-1]
-    assert last in ("game over: you win", "game over: the AI wins", "game over: draw")
+    end, record = out.strip().splitlines()[-2:]
+    assert end.startswith(("game over: you win", "game over: the AI wins", "game over: draw"))
+    assert out.count("game over") == 1 and record.startswith("game record (")
 
 
 def test_othello_forced_pass_is_played_for_the_human(runner, tiny_models):
@@ -54,7 +95,7 @@ def test_othello_forced_pass_is_played_for_the_human(runner, tiny_models):
 def test_bad_options_are_one_line_errors(runner, tiny_models):
     one_line_error(runner.invoke(play, ["--game", "tictactoe", "--model", str(tiny_models["connect4"])]), "connect4")
     one_line_error(runner.invoke(play, ["--game", "tictactoe", "--model", str(tiny_models["tictactoe"]),
-                                        "--moves", "1 1"]), "not legal")
+                                        "--moves", "1 1"]), "move 2: 1 is occupied after move 1")
 
 
 def test_session_turns_and_result(tiny_models):
@@ -68,10 +109,20 @@ def test_session_turns_and_result(tiny_models):
     analysis = session.play_ai()
     assert analysis.move == "3" and analysis.colour == "O"    # the AI blocks the immediate loss
     assert session.moves == [0, 3, 1, 2] and session.human_to_move
-    with pytest.raises(GameError, match="not a legal move"):
+    with pytest.raises(GameError, match="3 is occupied after move 4"):
         session.play_human("3")                               # occupied: refused, nothing changes
     assert session.moves == [0, 3, 1, 2]
+    session.play_human("5")
+    assert session.undo() == [4] and session.moves == [0, 3, 1, 2]   # --moves "1 4 2" then the AI's 3 stay
+    with pytest.raises(GameError, match="no move of yours"):
+        session.undo()
     session.start_from("1 4 2 5 3")                           # X completed the top row
     assert session.finished and session.outcome_text() == "you win"
     with pytest.raises(GameError, match="over"):
         session.analyze()
+
+
+def test_connect4_win_names_its_column_and_rows(runner, tiny_models):
+    out = _play(runner, tiny_models["connect4"], "--moves", "121212", stdin="1\n", game="connect4")
+    assert "game over: you win: 4 in a row in column 1, rows 1 2 3 4 (from the bottom)" in out
+    assert "game record (7 moves): 1212121" in out

@@ -26,9 +26,9 @@ def test_unknown_names_list_the_valid_ones():
     assert "'chess'" in message and all(name in message for name in GAME_NAMES) and "gomoku-{H}x{W}-{n}" in message
 
 
-@pytest.mark.parametrize("name", ["gomoku-4x4-3", "gomoku-20x20-5", "gomoku-15x15-7", "gomoku-9x9-2"])
+@pytest.mark.parametrize("name", ["gomoku-4x4-3", "gomoku-21x21-5", "gomoku-15x15-7", "gomoku-9x9-2"])
 def test_gomoku_sizes_out_of_range(name):
-    with pytest.raises(GameError, match=r"5\.\.19.*3\.\.6"):
+    with pytest.raises(GameError, match=r"5\.\.20.*3\.\.6"):
         make_game(name)
 
 

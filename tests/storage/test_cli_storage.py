@@ -39,7 +39,9 @@ def test_shards_ls_json_and_table(runner, make_shard, layout):
     assert listed[1]["positions"] == read_shard(listed[1]["path"]).num_positions
     table = runner.invoke(shards, ["ls", str(layout.generation_shards_dir(1))])
     assert table.exit_code == 0 and "second" in table.stdout and "first" not in table.stdout
-    assert "1 shards, 3 games" in table.stdout
+    assert "1 shards, 3 games" in table.stdout and "second.h5" in table.stdout
+    by_root = runner.invoke(shards, ["ls", "--data-dir", str(layout.root)])
+    assert "games/connect4/shards/gen-000001/second.h5" in by_root.stdout and str(layout.root) in by_root.stdout
 
 
 def test_shards_ls_env_data_dir_and_errors(runner, make_shard, layout, tmp_path, monkeypatch):
@@ -60,17 +62,46 @@ def test_shards_show_summary_game_and_move(runner, tmp_path, connect4):
     summary = runner.invoke(shards, ["show", str(path)])
     assert summary.exit_code == 0, summary.output
     assert "job-show" in summary.stdout and "num_positions" in summary.stdout and "results:" in summary.stdout
-    listing = runner.invoke(shards, ["show", str(path), "--game", "1"])
+    listing = runner.invoke(shards, ["show", str(path), "--index", "1"])
     assert listing.exit_code == 0, listing.output
     moves = connect4.moves_to_str(shard.game_actions(1))
     assert f"moves: {moves}" in listing.stdout and "replays exactly" in listing.stdout
+    assert "prior: not stored" in listing.stdout and " z " in listing.stdout
     assert len([line for line in listing.stdout.splitlines() if line.strip()[:1].isdigit()]) == int(shard.games["length"][1])
-    view = runner.invoke(shards, ["show", str(path), "--game", "1", "--move", "2"])
+    view = runner.invoke(shards, ["show", str(path), "--index", "1", "--move", "2"])
     assert view.exit_code == 0, view.output
     row = shard.game_rows(1).start + 1
     played = connect4.action_to_str(int(shard.moves["action"][row]))
-    assert f"played {played}" in view.stdout and "drop column:" in view.stdout and "most visited:" in view.stdout
-    assert f"[{100 * shard.pi[row, int(shard.moves['action'][row])]:.0f}" in view.stdout.replace("[ ", "[")
+    assert f"played {played}" in view.stdout and "drop column:" in view.stdout and "most visited" in view.stdout
+    assert "move 2 (1 moves played)" in view.stdout and "ply" not in view.stdout
+    share = 100 * shard.pi[row, int(shard.moves["action"][row])]
+    assert f"*{share:.0f}" in view.stdout or f"*{share:.1f}" in view.stdout      # the played move: * on the heat map
+
+
+def test_shards_show_by_job_id_final_position_json_replay_and_all(runner, make_shard, layout, connect4):
+    path = make_shard(3, "job-by-id", games=60, seed=4)
+    shard = read_shard(path)
+    root = ["--data-dir", str(layout.root)]
+    newest = runner.invoke(shards, ["show", *root])
+    assert newest.exit_code == 0 and "job-by-id" in newest.stdout and "10 more games: --all" in newest.stdout
+    everything = runner.invoke(shards, ["show", "job-by-id", "--all", *root])
+    assert everything.exit_code == 0 and "more games" not in everything.stdout
+    length = int(shard.games["length"][2])
+    final = runner.invoke(shards, ["show", "job-by-id", "--index", "2", "--move", str(length + 1), *root])
+    assert final.exit_code == 0, final.output
+    assert f"final position after move {length}" in final.stdout
+    summary = json.loads(runner.invoke(shards, ["show", "job-by-id", "--json", *root]).stdout)
+    assert len(summary["games"]) == 60 and summary["path"] == str(path)
+    game = json.loads(runner.invoke(shards, ["show", "job-by-id", "--index", "2", "--json", *root]).stdout)
+    assert game["moves"] == connect4.moves_to_str(shard.game_actions(2)) and game["prior"] is None
+    assert [m["z"] for m in game["per_move"]] == [round(float(z), 4) for z in shard.z[shard.game_rows(2)]]
+    move = json.loads(runner.invoke(shards, ["show", "job-by-id", "--index", "2", "--move", "1", "--json", *root]).stdout)
+    assert move["moves_played"] == 0 and abs(sum(move["visit_share"].values()) - 1) < 1e-3
+    replay = runner.invoke(shards, ["show", "job-by-id", "--index", "2", "--replay", *root])   # not a TTY: all moves
+    assert replay.exit_code == 0, replay.output
+    assert replay.stdout.count("moves played)") == length and "final position" in replay.stdout
+    frames = json.loads(runner.invoke(shards, ["show", "job-by-id", "--index", "2", "--replay", "--json", *root]).stdout)
+    assert len(frames) == length + 1 and frames[-1]["final"]
 
 
 def test_shards_show_grid_heatmap_with_pass_for_othello(runner, tmp_path):
@@ -78,7 +109,7 @@ def test_shards_show_grid_heatmap_with_pass_for_othello(runner, tmp_path):
 
     othello = make_game("othello-6x6")
     path = write_shard(tmp_path, "oth", othello, random_records(othello, 1, seed=2), {**BASE_ATTRS, "generation": 0})
-    view = runner.invoke(shards, ["show", str(path), "--game", "0", "--move", "3"])
+    view = runner.invoke(shards, ["show", str(path), "--index", "0", "--move", "3"])
     assert view.exit_code == 0, view.output
     assert "pass:" in view.stdout and "root visit share" in view.stdout
     heat_rows = [line for line in view.stdout.splitlines() if line.strip().startswith(("1 ", "2 ", "3 ", "4 ", "5 ", "6 "))]
@@ -87,9 +118,10 @@ def test_shards_show_grid_heatmap_with_pass_for_othello(runner, tmp_path):
 
 def test_shards_show_errors(runner, tmp_path, connect4):
     path = write_shard(tmp_path, "job-e", connect4, random_records(connect4, 2, seed=1), {**BASE_ATTRS, "generation": 0})
-    _one_line_error(runner.invoke(shards, ["show", str(path), "--game", "7"]), "game 7 does not exist")
-    _one_line_error(runner.invoke(shards, ["show", str(path), "--game", "0", "--move", "99"]), "move 99 does not exist")
-    _one_line_error(runner.invoke(shards, ["show", str(path), "--move", "1"]), "--move M needs --game K")
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--index", "7"]), "game 7 does not exist")
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--index", "0", "--move", "99"]), "move 99 does not exist")
+    _one_line_error(runner.invoke(shards, ["show", str(path), "--move", "1"]), "--move M needs --index K")
+    _one_line_error(runner.invoke(shards, ["show", "no-such-job", "--data-dir", str(tmp_path / "none")]), "no game data")
     garbage = tmp_path / "bad.h5"
     garbage.write_bytes(b"garbage")
     _one_line_error(runner.invoke(shards, ["show", str(garbage)]), "bad.h5")
