@@ -1,89 +1,108 @@
 """Tree reuse: make the subtree below a played action the new, compact tree of its slot.
 
-The subtree is found breadth first, one level at a time for all trees together (vectorised): each level's
-children get consecutive new indices per tree, in the order (tree, parent, action). Every field of the kept
-nodes is gathered into temporaries first and then scattered to the new indices, so the remap is safe in place.
+Compiled, one tree at a time: the kept subtree is numbered breadth first from the new root (children in
+action order), every field of the kept nodes is copied to a scratch buffer and written back at the new indices
+(so the move is safe in place), and child and parent links are renumbered.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from shared.search.jit import kernel
 from shared.search.tree import NO_ACTION, NO_PARENT, ROOT, UNVISITED, TreeStorage
 
 
-def _number_subtrees(tree: TreeStorage, slots: np.ndarray, new_roots: np.ndarray,
-                     remap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Breadth-first numbering of the kept nodes.
-
-    slots [T] sorted distinct int, new_roots [T] int32; fills remap[slot, old] = new ([B, N] int32, -1 elsewhere).
-    Returns node_slot [M] and old_index [M] of every kept node, and counts [B] int32 (kept nodes per slot).
-    """
-    counts = np.zeros(tree.num_slots, np.int32)
-    level_slot, level_old = slots, new_roots
-    remap[level_slot, level_old] = ROOT
-    counts[level_slot] = 1
-    all_slot, all_old = [level_slot], [level_old]
-    while level_slot.size:
-        kids = tree.children[level_slot, level_old]                      # [F, A] int32
-        rows, cols = np.nonzero(kids != UNVISITED)                         # row-major: grouped by slot (sorted)
-        child_slot, child_old = level_slot[rows], kids[rows, cols]
-        # rank of each child among its slot's children on this level (child_slot is sorted)
-        rank = np.arange(child_slot.size) - np.searchsorted(child_slot, child_slot, side="left")
-        remap[child_slot, child_old] = counts[child_slot] + rank
-        counts += np.bincount(child_slot, minlength=tree.num_slots).astype(np.int32)
-        all_slot.append(child_slot)
-        all_old.append(child_old)
-        level_slot, level_old = child_slot, child_old
-    node_slot, old_index = np.concatenate(all_slot), np.concatenate(all_old)
-    return node_slot, old_index, counts
-
-
-def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray, remap: np.ndarray) -> np.ndarray:
+def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray, remap: np.ndarray | None = None) -> np.ndarray:
     """Advance the trees of `slots` [K] by `actions` [K]; returns kept [K] bool.
 
     A tree is kept when it is valid and the root's child for the action exists and is expanded (evaluated,
-    non-terminal); other trees are invalidated (the next search starts them fresh). `remap` is a scratch
-    [B, N] int32 array.
+    non-terminal); other trees are invalidated (the next search starts them fresh). `remap` is unused (kept for
+    callers of the former signature).
     """
-    slots = np.asarray(slots, np.int64)
-    kept = tree.valid[slots].copy()
-    child = np.where(kept, tree.children[slots, ROOT, actions], UNVISITED)
-    kept &= child != UNVISITED
-    kept &= tree.expanded[slots, np.maximum(child, 0)]
-    tree.invalidate(slots[~kept])
-    if not kept.any():
-        return kept
-    order = np.argsort(slots[kept], kind="stable")
-    keep_slots, new_roots = slots[kept][order], child[kept][order]
-    remap[keep_slots] = -1
-    node_slot, old, counts = _number_subtrees(tree, keep_slots, new_roots, remap)
-    new = remap[node_slot, old]
-    _move_nodes(tree, node_slot, old, new, remap)
-    tree.num_nodes[keep_slots] = counts[keep_slots]
-    tree.root_prior_clean[keep_slots] = np.where(np.isfinite(tree.prior[keep_slots, ROOT]),
-                                                 tree.prior[keep_slots, ROOT], np.float32(0.0))
-    tree.valid[keep_slots] = True
+    slots = np.ascontiguousarray(slots, np.int64)
+    kept = _keep_kernel(slots, np.ascontiguousarray(actions, np.int64), tree.valid, tree.node_states, tree.prior,
+                        tree.root_prior_clean, *tree.node_arrays())
     return kept
 
 
-def _move_nodes(tree: TreeStorage, node_slot: np.ndarray, old: np.ndarray, new: np.ndarray,
-                remap: np.ndarray) -> None:
-    """Gather every field of the kept nodes (copies), then scatter them to their new indices."""
-    kids = tree.children[node_slot, old]                                   # [M, A] old indices
-    kids = np.where(kids != UNVISITED, remap[node_slot[:, None], np.maximum(kids, 0)], UNVISITED)
-    parent_old = tree.parents[node_slot, old]
-    is_root = new == ROOT
-    parents = np.where(is_root, NO_PARENT, remap[node_slot, np.maximum(parent_old, 0)])
-    actions = np.where(is_root, NO_ACTION, tree.action_from_parent[node_slot, old])
-    fields = {
-        "node_visits": tree.node_visits[node_slot, old], "node_value_sum": tree.node_value_sum[node_slot, old],
-        "expanded": tree.expanded[node_slot, old], "terminal": tree.terminal[node_slot, old],
-        "terminal_value": tree.terminal_value[node_slot, old], "node_states": tree.node_states[node_slot, old],
-        "children_visits": tree.children_visits[node_slot, old],
-        "children_value_sum": tree.children_value_sum[node_slot, old], "prior": tree.prior[node_slot, old],
-    }
-    for name, values in fields.items():
-        getattr(tree, name)[node_slot, new] = values
-    tree.children[node_slot, new] = kids
-    tree.parents[node_slot, new] = parents
-    tree.action_from_parent[node_slot, new] = actions
+@kernel
+def _keep_kernel(slots, actions, valid, node_states, prior, root_prior_clean, node_visits, node_value_sum, parents,
+                 action_from_parent, expanded, terminal, terminal_value, proven, children, children_visits,
+                 children_value_sum, edge_proven, num_nodes):
+    capacity, num_actions = children.shape[1], children.shape[2]
+    kept = np.zeros(slots.shape[0], np.bool_)
+    order = np.empty(capacity, np.int64)                 # order[new] = old index
+    remap = np.empty(capacity, np.int64)                 # remap[old] = new index
+    # Scratch copies of the kept nodes' rows, in new order.
+    s_children = np.empty((capacity, num_actions), np.int32)
+    s_visits = np.empty((capacity, num_actions), np.float32)
+    s_values = np.empty((capacity, num_actions), np.float32)
+    s_prior = np.empty((capacity, num_actions), np.float32)
+    s_edge = np.empty((capacity, num_actions), np.int8)
+    s_states = np.empty((capacity, node_states.shape[2]), np.int16)
+    s_node_visits = np.empty(capacity, np.int32)
+    s_node_values = np.empty(capacity, np.float32)
+    s_parents = np.empty(capacity, np.int32)
+    s_actions = np.empty(capacity, np.int32)
+    s_expanded = np.empty(capacity, np.bool_)
+    s_terminal = np.empty(capacity, np.bool_)
+    s_terminal_value = np.empty(capacity, np.float32)
+    s_proven = np.empty(capacity, np.int8)
+    for k in range(slots.shape[0]):
+        slot, action = slots[k], actions[k]
+        new_root = children[slot, ROOT, action] if valid[slot] else UNVISITED
+        if new_root == UNVISITED or not expanded[slot, new_root]:
+            num_nodes[slot] = 0                           # invalidate: the next search starts fresh
+            valid[slot] = False
+            continue
+        kept[k] = True
+        # Breadth-first numbering (a FIFO queue numbers level by level, children in action order).
+        order[0], remap[new_root], count = new_root, 0, 1
+        i = 0
+        while i < count:
+            old = order[i]
+            for a in range(num_actions):
+                kid = children[slot, old, a]
+                if kid != UNVISITED:
+                    order[count], remap[kid] = kid, count
+                    count += 1
+            i += 1
+        # Gather every field of the kept nodes, renumbering links, then scatter to the new indices.
+        for new in range(count):
+            old = order[new]
+            for a in range(num_actions):
+                kid = children[slot, old, a]
+                s_children[new, a] = kid if kid == UNVISITED else remap[kid]
+            s_visits[new] = children_visits[slot, old]
+            s_values[new] = children_value_sum[slot, old]
+            s_prior[new] = prior[slot, old]
+            s_edge[new] = edge_proven[slot, old]
+            s_states[new] = node_states[slot, old]
+            s_node_visits[new] = node_visits[slot, old]
+            s_node_values[new] = node_value_sum[slot, old]
+            s_parents[new] = NO_PARENT if new == ROOT else remap[parents[slot, old]]
+            s_actions[new] = NO_ACTION if new == ROOT else action_from_parent[slot, old]
+            s_expanded[new] = expanded[slot, old]
+            s_terminal[new] = terminal[slot, old]
+            s_terminal_value[new] = terminal_value[slot, old]
+            s_proven[new] = proven[slot, old]
+        children[slot, :count] = s_children[:count]
+        children_visits[slot, :count] = s_visits[:count]
+        children_value_sum[slot, :count] = s_values[:count]
+        prior[slot, :count] = s_prior[:count]
+        edge_proven[slot, :count] = s_edge[:count]
+        node_states[slot, :count] = s_states[:count]
+        node_visits[slot, :count] = s_node_visits[:count]
+        node_value_sum[slot, :count] = s_node_values[:count]
+        parents[slot, :count] = s_parents[:count]
+        action_from_parent[slot, :count] = s_actions[:count]
+        expanded[slot, :count] = s_expanded[:count]
+        terminal[slot, :count] = s_terminal[:count]
+        terminal_value[slot, :count] = s_terminal_value[:count]
+        proven[slot, :count] = s_proven[:count]
+        num_nodes[slot] = count
+        for a in range(num_actions):
+            p = prior[slot, ROOT, a]
+            root_prior_clean[slot, a] = p if np.isfinite(p) else np.float32(0.0)
+        valid[slot] = True
+    return kept
