@@ -1,18 +1,19 @@
-"""Batched "n in a row" detection (tic-tac-toe, Connect Four, Gomoku).
+"""Batched "n in a row" detection (tic-tac-toe, Connect Four, Gomoku), compiled with numba.
 
-`completes_line`: only lines through the last move can have been completed by it, so the check looks at the
-4 line directions through that cell, n - 1 cells each way: O(B * n) work instead of scanning whole boards.
-The neighbour cells of every cell are precomputed once per board shape (`_neighbour_table`), so the check is one
-gather plus a few whole-batch operations. Runs are counted with a cumulative product, so "n OR MORE"
-(freestyle, overlines included) wins.
+`completes_line`: only lines through the last move can have been completed by it, so the check walks the
+4 line directions through that cell, at most n - 1 cells each way: O(B * n) work instead of scanning whole
+boards. "n OR MORE" (freestyle, overlines included) wins.
 
 `completion_cells`: the empty cells where each player would complete n or more in a row by placing a stone there
-(its immediate winning cells, ignoring whose turn it is and gravity), found with window sums over the board.
+(its immediate winning cells, ignoring whose turn it is and gravity), found with a sliding window sum along
+every line of the board.
+
+`same_colour_run` is the plain numpy building block the first version used (kept for reference and tests).
+Kernels are compiled on first use and cached on disk.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
+import numba
 import numpy as np
 
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
@@ -37,29 +38,6 @@ def same_colour_run(cells: np.ndarray, rows: np.ndarray, cols: np.ndarray, heigh
     return np.cumprod(same, axis=1).sum(axis=1)
 
 
-@lru_cache(maxsize=64)
-def _neighbour_table(height: int, width: int, n_in_row: int) -> tuple[np.ndarray, np.ndarray]:
-    """For every cell, the cells 1..n-1 steps away along each direction, forwards and backwards.
-
-    Returns (index [H*W, 8, n-1] int64 flat cells, the cell itself where off the board;
-    inside [H*W, 8, n-1] bool). Rows 2k and 2k+1 of axis 1 are direction k forwards and backwards.
-    """
-    steps = np.arange(1, n_in_row, dtype=np.int64)
-    rows, cols = np.divmod(np.arange(height * width, dtype=np.int64), width)
-    index = np.empty((height * width, 8, n_in_row - 1), np.int64)
-    inside = np.empty(index.shape, bool)
-    for k, (d_row, d_col) in enumerate(LINE_DIRECTIONS):
-        for side, sign in enumerate((1, -1)):
-            r = rows[:, None] + sign * d_row * steps[None, :]
-            c = cols[:, None] + sign * d_col * steps[None, :]
-            ok = (r >= 0) & (r < height) & (c >= 0) & (c < width)
-            inside[:, 2 * k + side] = ok
-            index[:, 2 * k + side] = np.where(ok, r * width + c, (rows * width + cols)[:, None])
-    index.setflags(write=False)
-    inside.setflags(write=False)
-    return index, inside
-
-
 def completes_line(cells: np.ndarray, rows: np.ndarray, cols: np.ndarray, height: int, width: int,
                    n_in_row: int) -> np.ndarray:
     """Whether the stone at (row, col) is part of n_in_row or more same-coloured stones in a straight line.
@@ -67,15 +45,29 @@ def completes_line(cells: np.ndarray, rows: np.ndarray, cols: np.ndarray, height
     cells [B, H*W] int16 boards AFTER the move; rows, cols [B] int64 the cell just played.
     Returns [B] bool.
     """
-    count = cells.shape[0]
-    played = np.asarray(rows, np.int64) * width + np.asarray(cols, np.int64)      # [B] flat cell
-    index, inside = _neighbour_table(height, width, n_in_row)
-    offset = (np.arange(count, dtype=np.int64) * cells.shape[1])[:, None, None]
-    flat = cells.reshape(-1)
-    colour = flat[offset[:, 0, 0] + played][:, None, None]                          # [B, 1, 1]
-    same = (flat[offset + index[played]] == colour) & inside[played]               # [B, 8, n-1] bool
-    runs = np.cumprod(same, axis=2, dtype=np.int8).sum(axis=2, dtype=np.int64)      # [B, 8] run per side
-    return ((runs[:, 0::2] + runs[:, 1::2]) >= n_in_row - 1).any(axis=1)
+    played = np.asarray(rows, np.int64) * width + np.asarray(cols, np.int64)
+    return _completes_line(np.ascontiguousarray(cells), played, height, width, n_in_row)
+
+
+@numba.njit(cache=True, nogil=True)
+def _completes_line(cells, played, height, width, n_in_row):
+    out = np.zeros(cells.shape[0], np.bool_)
+    for b in range(cells.shape[0]):
+        row, col = played[b] // width, played[b] % width
+        colour = cells[b, played[b]]
+        for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            run = 1
+            for sign in (1, -1):
+                r, c = row + sign * d_row, col + sign * d_col
+                steps = 0
+                while steps < n_in_row - 1 and 0 <= r < height and 0 <= c < width and cells[b, r * width + c] == colour:
+                    run += 1
+                    steps += 1
+                    r, c = r + sign * d_row, c + sign * d_col
+            if run >= n_in_row:
+                out[b] = True
+                break
+    return out
 
 
 def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) -> tuple[np.ndarray, np.ndarray]:
@@ -85,35 +77,42 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     complete n_in_row or more in a line. A window of n cells along a line is "one short" for a player when its
     sum is +-(n - 1): then it holds n - 1 of that player's stones and one empty cell (a stone of the other
     colour would lower the sum by 2). Its empty cell wins; overlines count, as in the rules.
-    Only boards with some one-short window are scanned a second time to locate the cells.
     """
-    count = cells.shape[0]
-    board = cells.reshape(count, height, width).astype(np.int8)
-    first = np.zeros((count, height, width), bool)
-    second = np.zeros((count, height, width), bool)
+    cells = np.ascontiguousarray(cells)
+    first = np.zeros(cells.shape, bool)
+    second = np.zeros(cells.shape, bool)
+    _completion_cells(cells, height, width, n_in_row, first, second)
+    return first, second
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scan_line(board, start, step, length, n_in_row, b, first, second):
+    """Slide a window of n cells along one line (`length` cells from flat `start`, `step` apart)."""
     short = n_in_row - 1
-    for d_row, d_col in LINE_DIRECTIONS:
-        span_r, span_c = (n_in_row - 1) * d_row, (n_in_row - 1) * abs(d_col)
-        if span_r >= height or span_c >= width:
-            continue
-        col0 = span_c if d_col < 0 else 0                 # window starts: rows [0, H - span_r), cols [col0, ...)
-        win_h, win_w = height - span_r, width - span_c
+    total = 0
+    for k in range(length):
+        total += board[start + k * step]
+        if k >= n_in_row:
+            total -= board[start + (k - n_in_row) * step]             # the cell that left the window
+        if k >= n_in_row - 1 and (total == short or total == -short):
+            out = first if total == short else second
+            for back in range(n_in_row):                               # mark the window's empty cell
+                cell = start + (k - back) * step
+                if board[cell] == 0:
+                    out[b, cell] = True
 
-        def view(board_part: np.ndarray, k: int) -> np.ndarray:
-            r, c = k * d_row, col0 + k * d_col
-            return board_part[:, r: r + win_h, c: c + win_w]
 
-        sums = view(board, 0).copy()
-        for k in range(1, n_in_row):
-            sums += view(board, k)                        # [B, win_h, win_w] int8 window sums
-        for target, out in ((short, first), (-short, second)):
-            hit = sums == target
-            rows_with = np.flatnonzero(hit.reshape(count, -1).any(axis=1))
-            if rows_with.size == 0:
-                continue
-            hit, sub_board = hit[rows_with], board[rows_with]
-            marks = out[rows_with]
-            for k in range(n_in_row):
-                view(marks, k)[...] |= hit & (view(sub_board, k) == 0)
-            out[rows_with] = marks
-    return first.reshape(count, -1), second.reshape(count, -1)
+@numba.njit(cache=True, nogil=True)
+def _completion_cells(cells, height, width, n_in_row, first, second):
+    for b in range(cells.shape[0]):
+        board = cells[b]
+        for r in range(height):                                        # rows
+            _scan_line(board, r * width, 1, width, n_in_row, b, first, second)
+        for c in range(width):                                         # columns
+            _scan_line(board, c, width, height, n_in_row, b, first, second)
+        for c in range(width):                                         # diagonals from the top row ...
+            _scan_line(board, c, width + 1, min(height, width - c), n_in_row, b, first, second)
+            _scan_line(board, c, width - 1, min(height, c + 1), n_in_row, b, first, second)
+        for r in range(1, height):                                     # ... and from the left / right columns
+            _scan_line(board, r * width, width + 1, min(height - r, width), n_in_row, b, first, second)
+            _scan_line(board, r * width + width - 1, width - 1, min(height - r, width), n_in_row, b, first, second)
