@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.search.jit import f32, kernel
+from shared.search.jit import f32, inline, kernel
 from shared.search.puct import Selection
 from shared.search.tree import ROOT, TreeStorage
 
@@ -37,57 +37,57 @@ def backup_step(tree: TreeStorage, slots: np.ndarray, selections: list[Selection
     """
     leaves = np.concatenate([sel.leaf_child for sel in selections]).astype(np.int64)
     _backup_kernel(np.ascontiguousarray(slots, np.int64), leaves, np.ascontiguousarray(leaf_values, np.float32),
-                   np.ascontiguousarray(collided), f32(virtual_loss), solver, tree.prior, *tree.node_arrays())
+                   np.ascontiguousarray(collided), f32(virtual_loss), solver, *tree.kernel_arrays())
 
 
-@kernel
-def propagate_proof(slot, node, prior, parents, action_from_parent, proven, edge_proven):
+@inline
+def propagate_proof(slot, node, nodes, edges, edge_proven):
     """Carry a proven result of `node` up the tree while it proves its parent (MCTS-solver rules)."""
-    while node != ROOT and proven[slot, node] != 0:
-        parent, action = parents[slot, node], action_from_parent[slot, node]
+    while node != ROOT and nodes[slot, node].proven != 0:
+        record = nodes[slot, node]
+        parent, action = record.parent, record.action
+        up = nodes[slot, parent]
         # Sign flip: a win for the child's side to move is a loss for the parent's side to move.
-        edge_proven[slot, parent, action] = -proven[slot, node]
-        if proven[slot, parent] != 0:
+        edge_proven[slot, parent, action] = -record.proven
+        up.edges_proven = True
+        if up.proven != 0:
             return                                                     # already proven: nothing new above
-        if proven[slot, node] == -1:
-            proven[slot, parent] = 1                                   # one winning action suffices
+        if record.proven == -1:
+            up.proven = 1                                              # one winning action suffices
         else:
-            all_lose = True
-            for a in range(prior.shape[2]):
-                if prior[slot, parent, a] != f32(-np.inf) and edge_proven[slot, parent, a] != -1:
-                    all_lose = False
-                    break
-            if not all_lose:
-                return
-            proven[slot, parent] = -1                                  # every legal action loses
+            for a in range(edges.shape[2]):
+                if edges[slot, parent, a].prior != f32(-np.inf) and edge_proven[slot, parent, a] != -1:
+                    return                                             # a legal action not (yet) lost
+            up.proven = -1                                             # every legal action loses
         node = parent
 
 
 @kernel
-def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, prior, node_visits, node_value_sum,
-                   parents, action_from_parent, expanded, terminal, terminal_value, proven, children,
-                   children_visits, children_value_sum, edge_proven, num_nodes):
+def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, edges, edge_proven,
+                   top_actions, num_nodes):
     count = slots.shape[0]
     for i in range(leaves.shape[0]):
         slot, node = slots[i % count], leaves[i]
         value = leaf_values[i]                                          # side to move at `node`
         if collided[i]:
             while node != ROOT:                                         # only undo the virtual visit
-                parent, action = parents[slot, node], action_from_parent[slot, node]
-                children_visits[slot, parent, action] -= f32(1.0)
-                children_value_sum[slot, parent, action] -= virtual_loss
-                node_visits[slot, node] -= 1
-                node_value_sum[slot, node] -= virtual_loss
-                node = parent
-            node_visits[slot, ROOT] -= 1
+                record = nodes[slot, node]
+                edge = edges[slot, record.parent, record.action]
+                edge.visits -= f32(1.0)
+                edge.value_sum -= virtual_loss
+                record.visits -= 1
+                record.value_sum -= virtual_loss
+                node = record.parent
+            nodes[slot, ROOT].visits -= 1
             continue
         while node != ROOT:
-            parent, action = parents[slot, node], action_from_parent[slot, node]
+            record = nodes[slot, node]
+            edge = edges[slot, record.parent, record.action]
             delta = value - virtual_loss                                # the real value replaces the virtual loss
-            children_value_sum[slot, parent, action] += delta
-            node_value_sum[slot, node] += delta
+            edge.value_sum += delta
+            record.value_sum += delta
             value = -value                                              # one ply up: the other side to move
-            node = parent
-        node_value_sum[slot, ROOT] += value                             # root's own view (no virtual value)
+            node = record.parent
+        nodes[slot, ROOT].value_sum += value                            # root's own view (no virtual value)
         if solver:
-            propagate_proof(slot, leaves[i], prior, parents, action_from_parent, proven, edge_proven)
+            propagate_proof(slot, leaves[i], nodes, edges, edge_proven)

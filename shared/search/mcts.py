@@ -32,7 +32,7 @@ import numpy as np
 from shared.games.base import Game
 from shared.search.backup import backup_step
 from shared.search.errors import EvaluatorError, SearchError
-from shared.search.policy import dirichlet_noise, masked_softmax
+from shared.search.policy import dirichlet_noise
 from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
 from shared.search.tree import ROOT, TreeStorage
@@ -218,12 +218,11 @@ class BatchedMCTS:
         tree.init_roots(fresh_slots, fresh_states)
         logits, values = self._evaluate(fresh_states)
         legal = self.game.legal_mask(fresh_states)
-        priors = masked_softmax(logits, legal)
         outcomes = self.game.move_outcomes(fresh_states) if solver else None
-        tree.expand(fresh_slots, np.full(fresh_slots.size, ROOT), priors, legal, outcomes)
+        tree.expand(fresh_slots, np.full(fresh_slots.size, ROOT), logits, legal, outcomes)
         tree.node_visits[fresh_slots, ROOT] = 1
         tree.node_value_sum[fresh_slots, ROOT] = values                 # side to move at the root
-        tree.root_prior_clean[fresh_slots] = priors
+        tree.root_prior_clean[fresh_slots] = tree.root_prior(fresh_slots)   # = masked_softmax(logits, legal)
         tree.valid[fresh_slots] = True
 
     def _merge_root_outcomes(self, slots: np.ndarray, outcomes: np.ndarray) -> None:
@@ -233,6 +232,7 @@ class BatchedMCTS:
         legal = np.isfinite(tree.prior[slots, ROOT])
         merged = np.where(known != 0, known, outcomes * legal).astype(np.int8)
         tree.edge_proven[slots, ROOT] = merged
+        tree.nodes["edges_proven"][slots, ROOT] = (merged != 0).any(axis=1)
         proven = np.where((merged == 1).any(axis=1), 1, np.where(((merged == -1) | ~legal).all(axis=1), -1, 0))
         tree.proven[slots, ROOT] = proven.astype(np.int8)
 
@@ -246,6 +246,7 @@ class BatchedMCTS:
             noise = dirichlet_noise(legal, self.config.dirichlet_alpha, self.rng)
             prior = (np.float32(1.0) - eps) * prior + eps * noise
         tree.prior[slots, ROOT] = np.where(legal, prior, np.float32(-np.inf))
+        tree.forget_top_actions(slots, ROOT)
 
     def _run_step(self, slots: np.ndarray, rounds: int) -> None:
         """One search step: select `rounds` leaves per tree, evaluate the new ones in one call, expand, back up."""
@@ -299,7 +300,7 @@ class BatchedMCTS:
         legal = self.game.legal_mask(states)
         solver = self.config.solver and self.game.fast_move_outcomes
         outcomes = self.game.move_outcomes(states) if solver else None
-        proven = self._tree.expand(slots, nodes, masked_softmax(logits, legal), legal, outcomes)
+        proven = self._tree.expand(slots, nodes, logits, legal, outcomes)      # priors: masked_softmax(logits)
         # proven is from the leaf's side to move, like the network value.
         leaf_values[ids] = np.where(proven != 0, proven.astype(np.float32), values) if solver else values
 

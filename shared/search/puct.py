@@ -13,6 +13,14 @@ no flip) minus a reduction. The root uses the same rule, with or without noise. 
 in exactly the order of the former numpy formula (u = P / (1 + N(s, a)) * (c_puct * sqrt(N(s))); score = u - (-Q)),
 so results match the recursive reference search bit for bit.
 
+Without reading whole [A] rows: a node's created children are walked through its child list, and among the
+children not created yet (W = 0, N = 0) the score P * c - (0 - Q_fpu) only grows with P, so the best of them is
+found by walking the node's top_actions (prior descending, action ascending) until a score drops below the
+first one (all tied actions are seen; the lowest index wins). The list is built at a node's first visit (many
+expanded nodes are never visited), and rebuilt from the row when its K actions run out (they were created, or
+are lost or tied: at most once per K new children of a node); only if that does not settle it either is the
+whole row scanned.
+
 Solver rules (SearchConfig.solver, see `shared.search.backup` for how results are proven): at a node whose
 mover has a proven winning action, that action is taken at once (the lowest such index); actions proven to
 lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
@@ -30,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.search.jit import f32, kernel
-from shared.search.tree import ROOT, UNVISITED, TreeStorage, init_node
+from shared.search.jit import f32, inline, kernel
+from shared.search.tree import NO_CHILD, ROOT, UNVISITED, TreeStorage
 
 #: Kinds of leaf a path can end on.
 LEAF_NEW, LEAF_TERMINAL, LEAF_PROVEN, LEAF_PENDING = 0, 1, 2, 3
@@ -66,84 +74,175 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
     sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
-                   solver, tree.prior, *tree.node_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
+                   solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
                    sel.leaf_kind, sel.leaf_value)
     return sel
 
 
-@kernel
-def best_action(slot, node, c_puct, fpu_reduction, solver, prior, node_visits, node_value_sum, proven,
-                children_visits, children_value_sum, edge_proven):
+@inline
+def init_node(slot, node, parent, action, nodes, edges, edge_proven):
+    """Write a fresh, unvisited, unexpanded, non-terminal node without children. Its edge rows (priors, empty
+    edges, solver results) and top actions are written when it is expanded; a terminal node never gets any."""
+    record = nodes[slot, node]
+    record.visits = 0
+    record.value_sum = f32(0.0)
+    record.parent = parent
+    record.action = action
+    record.first_child = NO_CHILD
+    record.next_sibling = NO_CHILD
+    record.expanded = False
+    record.terminal = False
+    record.terminal_value = 0
+    record.proven = 0
+    record.top_count = 0
+    record.edges_proven = False
+
+
+@inline
+def build_top_actions(slot, node, nodes, edges, top_actions):
+    """(Re)build top_actions[slot, node]: the K legal actions with the highest priors (prior descending, action
+    ascending) among those whose child is not created yet."""
+    k_max = top_actions.shape[2]
+    best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
+    best_a = np.empty(k_max, np.int16)
+    count = 0
+    for a in range(edges.shape[2]):
+        edge = edges[slot, node, a]
+        p = edge.prior
+        if p == f32(-np.inf) or edge.child != UNVISITED:
+            continue                                                    # illegal, or already created
+        if count == k_max and p <= best_p[k_max - 1]:
+            continue                                                    # not among the K best (ties: lower a)
+        j = count if count < k_max else k_max - 1                       # insert after equal priors (stable)
+        while j > 0 and best_p[j - 1] < p:
+            if j < k_max:
+                best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
+            j -= 1
+        best_p[j], best_a[j] = p, a
+        if count < k_max:
+            count += 1
+    for j in range(count):
+        top_actions[slot, node, j] = best_a[j]
+    nodes[slot, node].top_count = count
+
+
+@inline
+def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_proven, top_actions):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> action (int)."""
-    num_actions = prior.shape[2]
-    if solver and proven[slot, node] == 1:
-        for a in range(num_actions):
+    record = nodes[slot, node]
+    if solver and record.proven == 1:
+        for a in range(edges.shape[2]):
             if edge_proven[slot, node, a] == 1:
-                return a
-    skip_lost = solver and proven[slot, node] != -1
-    parent_n = f32(node_visits[slot, node])
-    parent_q = node_value_sum[slot, node] / parent_n                     # node's own view (no flip)
+                return a                                                 # take a proven win at once
+    skip_lost = solver and record.proven != -1 and record.edges_proven
+    parent_n = f32(record.visits)
+    parent_q = record.value_sum / parent_n                               # node's own view (no flip)
     fpu = min(max(parent_q - fpu_reduction, f32(-1.0)), f32(1.0))
     scale = c_puct * f32(np.sqrt(parent_n))
+    # Created children (N >= 1: a created child always holds its first, possibly virtual, visit).
     best, best_score = -1, f32(-np.inf)
-    for a in range(num_actions):
-        p = prior[slot, node, a]
-        if p == f32(-np.inf) or (skip_lost and edge_proven[slot, node, a] == -1):
-            continue                                                     # illegal, or proven to lose
-        n = children_visits[slot, node, a]
-        if n > f32(0.0):
+    child = record.first_child
+    while child != NO_CHILD:
+        kid = nodes[slot, child]
+        a = kid.action
+        if not (skip_lost and edge_proven[slot, node, a] == -1):
+            edge = edges[slot, node, a]
             # -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip).
-            minus_q = children_value_sum[slot, node, a] / n
+            score = edge.prior / (edge.visits + f32(1.0)) * scale - edge.value_sum / edge.visits
+            if score > best_score or (score == best_score and a < best):
+                best, best_score = a, score
+        child = kid.next_sibling
+    # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
+    fresh, fresh_score = -1, f32(-np.inf)
+    if record.top_count < 0:
+        build_top_actions(slot, node, nodes, edges, top_actions)         # first visit since expansion or noise
+    for attempt in range(2):
+        fresh, fresh_score, complete = -1, f32(-np.inf), False
+        listed = record.top_count
+        for j in range(listed):
+            a = np.int64(top_actions[slot, node, j])
+            edge = edges[slot, node, a]
+            if edge.child != UNVISITED or (skip_lost and edge_proven[slot, node, a] == -1):
+                continue
+            score = edge.prior * scale - (edge.value_sum - fpu)
+            if fresh == -1 or score > fresh_score:
+                fresh, fresh_score = a, score
+            elif score == fresh_score:
+                fresh = min(fresh, a)
+            else:
+                complete = True                                          # lower from here on: no more ties
+                break
+        if complete or listed < top_actions.shape[2]:
+            break                                                        # every candidate was seen
+        if attempt == 0:
+            # The list ran out (its actions were created, lost, or tied): refill it from the row once...
+            build_top_actions(slot, node, nodes, edges, top_actions)
         else:
-            minus_q = children_value_sum[slot, node, a] - fpu            # W = 0 here: -Q_fpu
-        score = p / (n + f32(1.0)) * scale - minus_q
-        if score > best_score:
-            best, best_score = a, score
+            # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
+            fresh, fresh_score = -1, f32(-np.inf)
+            for a in range(edges.shape[2]):
+                edge = edges[slot, node, a]
+                if edge.prior == f32(-np.inf) or edge.child != UNVISITED:
+                    continue
+                if skip_lost and edge_proven[slot, node, a] == -1:
+                    continue
+                score = edge.prior * scale - (edge.value_sum - fpu)
+                if score > fresh_score:
+                    fresh, fresh_score = a, score
+    if fresh != -1 and (fresh_score > best_score or (fresh_score == best_score and fresh < best) or best == -1):
+        return fresh
     return best
 
 
 @kernel
-def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, prior, node_visits, node_value_sum,
-                   parents, action_from_parent, expanded, terminal, terminal_value, proven, children,
-                   children_visits, children_value_sum, edge_proven, num_nodes,
-                   leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
-    for r in range(slots.shape[0]):
-        slot = slots[r]
-        node = ROOT
-        while True:
-            action = best_action(slot, node, c_puct, fpu_reduction, solver, prior, node_visits, node_value_sum,
-                                 proven, children_visits, children_value_sum, edge_proven)
-            child = children[slot, node, action]
+def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, edges, edge_proven, top_actions,
+                   num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
+    # Level by level over the trees still descending: the trees are independent, so the processor overlaps
+    # their memory accesses (one tree's descent is a chain of dependent loads).
+    count = slots.shape[0]
+    rows = np.arange(count)
+    at = np.zeros(count, np.int32)                                       # every path starts at the root
+    while count > 0:
+        still = 0
+        for i in range(count):
+            r, node = rows[i], at[i]
+            slot = slots[r]
+            action = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_proven, top_actions)
+            edge = edges[slot, node, action]
+            child = edge.child
             if child == UNVISITED:
                 kind = LEAF_NEW
                 child = num_nodes[slot]                                  # capacity was checked by the caller
                 num_nodes[slot] = child + 1
-                init_node(slot, child, node, action, node_visits, node_value_sum, parents, action_from_parent,
-                          expanded, terminal, terminal_value, proven, children, children_visits,
-                          children_value_sum, edge_proven)
-                children[slot, node, action] = child
-                children_visits[slot, node, action] = f32(0.0)
-                children_value_sum[slot, node, action] = f32(0.0)
-            elif terminal[slot, child]:
-                kind = LEAF_TERMINAL
-                leaf_value[r] = terminal_value[slot, child]                 # leaf's side to move
-            elif proven[slot, child] != 0:
-                kind = LEAF_PROVEN
-                leaf_value[r] = f32(proven[slot, child])                    # exact: +1 won, -1 lost
-            elif not expanded[slot, child]:
-                kind = LEAF_PENDING
+                init_node(slot, child, node, action, nodes, edges, edge_proven)
+                edge.child = child
+                nodes[slot, child].next_sibling = nodes[slot, node].first_child   # push onto the child list
+                nodes[slot, node].first_child = child
             else:
-                node = child
-                continue
+                kid = nodes[slot, child]
+                if kid.terminal:
+                    kind = LEAF_TERMINAL
+                    leaf_value[r] = f32(kid.terminal_value)              # leaf's side to move
+                elif kid.proven != 0:
+                    kind = LEAF_PROVEN
+                    leaf_value[r] = f32(kid.proven)                      # exact: +1 won, -1 lost
+                elif not kid.expanded:
+                    kind = LEAF_PENDING
+                else:
+                    rows[still], at[still] = r, child                    # descend further at the next level
+                    still += 1
+                    continue
             leaf_parent[r], leaf_action[r], leaf_child[r], leaf_kind[r] = node, action, child, kind
-            break
+        count = still
+    for r in range(slots.shape[0]):
         # Virtual loss on the path, walking up from the leaf (one path never repeats an edge).
-        node = leaf_child[r]
+        slot, node = slots[r], leaf_child[r]
         while node != ROOT:
-            parent, action = parents[slot, node], action_from_parent[slot, node]
-            children_visits[slot, parent, action] += f32(1.0)
-            children_value_sum[slot, parent, action] += virtual_loss
-            node_visits[slot, node] += 1
-            node_value_sum[slot, node] += virtual_loss
-            node = parent
-        node_visits[slot, ROOT] += 1                                     # virtual visit of the root
+            record = nodes[slot, node]
+            edge = edges[slot, record.parent, record.action]
+            edge.visits += f32(1.0)
+            edge.value_sum += virtual_loss
+            record.visits += 1
+            record.value_sum += virtual_loss
+            node = record.parent
+        nodes[slot, ROOT].visits += 1                                    # virtual visit of the root

@@ -2,14 +2,14 @@
 
 Compiled, one tree at a time: the kept subtree is numbered breadth first from the new root (children in
 action order), every field of the kept nodes is copied to a scratch buffer and written back at the new indices
-(so the move is safe in place), and child and parent links are renumbered.
+(so the move is safe in place), and child and parent links and the child lists are renumbered.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from shared.search.jit import kernel
-from shared.search.tree import NO_ACTION, NO_PARENT, ROOT, UNVISITED, TreeStorage
+from shared.search.tree import NO_ACTION, NO_CHILD, NO_PARENT, ROOT, UNVISITED, TreeStorage
 
 
 def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray, remap: np.ndarray | None = None) -> np.ndarray:
@@ -20,38 +20,27 @@ def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray, rem
     callers of the former signature).
     """
     slots = np.ascontiguousarray(slots, np.int64)
-    kept = _keep_kernel(slots, np.ascontiguousarray(actions, np.int64), tree.valid, tree.node_states, tree.prior,
-                        tree.root_prior_clean, *tree.node_arrays())
-    return kept
+    return _keep_kernel(slots, np.ascontiguousarray(actions, np.int64), tree.valid, tree.node_states,
+                        tree.root_prior_clean, *tree.kernel_arrays())
 
 
 @kernel
-def _keep_kernel(slots, actions, valid, node_states, prior, root_prior_clean, node_visits, node_value_sum, parents,
-                 action_from_parent, expanded, terminal, terminal_value, proven, children, children_visits,
-                 children_value_sum, edge_proven, num_nodes):
-    capacity, num_actions = children.shape[1], children.shape[2]
+def _keep_kernel(slots, actions, valid, node_states, root_prior_clean, nodes, edges, edge_proven, top_actions,
+                 num_nodes):
+    capacity, num_actions = edges.shape[1], edges.shape[2]
     kept = np.zeros(slots.shape[0], np.bool_)
     order = np.empty(capacity, np.int64)                 # order[new] = old index
     remap = np.empty(capacity, np.int64)                 # remap[old] = new index
     # Scratch copies of the kept nodes' rows, in new order.
-    s_children = np.empty((capacity, num_actions), np.int32)
-    s_visits = np.empty((capacity, num_actions), np.float32)
-    s_values = np.empty((capacity, num_actions), np.float32)
-    s_prior = np.empty((capacity, num_actions), np.float32)
-    s_edge = np.empty((capacity, num_actions), np.int8)
+    s_nodes = np.empty(capacity, nodes.dtype)
+    s_edges = np.empty((capacity, num_actions), edges.dtype)
+    s_edge_proven = np.empty((capacity, num_actions), np.int8)
+    s_top = np.empty((capacity, top_actions.shape[2]), np.int16)
     s_states = np.empty((capacity, node_states.shape[2]), np.int16)
-    s_node_visits = np.empty(capacity, np.int32)
-    s_node_values = np.empty(capacity, np.float32)
-    s_parents = np.empty(capacity, np.int32)
-    s_actions = np.empty(capacity, np.int32)
-    s_expanded = np.empty(capacity, np.bool_)
-    s_terminal = np.empty(capacity, np.bool_)
-    s_terminal_value = np.empty(capacity, np.float32)
-    s_proven = np.empty(capacity, np.int8)
     for k in range(slots.shape[0]):
         slot, action = slots[k], actions[k]
-        new_root = children[slot, ROOT, action] if valid[slot] else UNVISITED
-        if new_root == UNVISITED or not expanded[slot, new_root]:
+        new_root = edges[slot, ROOT, action].child if valid[slot] else UNVISITED
+        if new_root == UNVISITED or not nodes[slot, new_root].expanded:
             num_nodes[slot] = 0                           # invalidate: the next search starts fresh
             valid[slot] = False
             continue
@@ -61,48 +50,50 @@ def _keep_kernel(slots, actions, valid, node_states, prior, root_prior_clean, no
         i = 0
         while i < count:
             old = order[i]
-            for a in range(num_actions):
-                kid = children[slot, old, a]
-                if kid != UNVISITED:
-                    order[count], remap[kid] = kid, count
-                    count += 1
+            if nodes[slot, old].first_child != NO_CHILD:
+                for a in range(num_actions):
+                    kid = edges[slot, old, a].child
+                    if kid != UNVISITED:
+                        order[count], remap[kid] = kid, count
+                        count += 1
             i += 1
-        # Gather every field of the kept nodes, renumbering links, then scatter to the new indices.
+        # Gather every field of the kept nodes, then scatter them to the new indices, renumbering the links.
         for new in range(count):
             old = order[new]
-            for a in range(num_actions):
-                kid = children[slot, old, a]
-                s_children[new, a] = kid if kid == UNVISITED else remap[kid]
-            s_visits[new] = children_visits[slot, old]
-            s_values[new] = children_value_sum[slot, old]
-            s_prior[new] = prior[slot, old]
-            s_edge[new] = edge_proven[slot, old]
+            s_nodes[new] = nodes[slot, old]
             s_states[new] = node_states[slot, old]
-            s_node_visits[new] = node_visits[slot, old]
-            s_node_values[new] = node_value_sum[slot, old]
-            s_parents[new] = NO_PARENT if new == ROOT else remap[parents[slot, old]]
-            s_actions[new] = NO_ACTION if new == ROOT else action_from_parent[slot, old]
-            s_expanded[new] = expanded[slot, old]
-            s_terminal[new] = terminal[slot, old]
-            s_terminal_value[new] = terminal_value[slot, old]
-            s_proven[new] = proven[slot, old]
-        children[slot, :count] = s_children[:count]
-        children_visits[slot, :count] = s_visits[:count]
-        children_value_sum[slot, :count] = s_values[:count]
-        prior[slot, :count] = s_prior[:count]
-        edge_proven[slot, :count] = s_edge[:count]
-        node_states[slot, :count] = s_states[:count]
-        node_visits[slot, :count] = s_node_visits[:count]
-        node_value_sum[slot, :count] = s_node_values[:count]
-        parents[slot, :count] = s_parents[:count]
-        action_from_parent[slot, :count] = s_actions[:count]
-        expanded[slot, :count] = s_expanded[:count]
-        terminal[slot, :count] = s_terminal[:count]
-        terminal_value[slot, :count] = s_terminal_value[:count]
-        proven[slot, :count] = s_proven[:count]
+            if nodes[slot, old].expanded:
+                s_edges[new] = edges[slot, old]
+                s_edge_proven[new] = edge_proven[slot, old]
+                s_top[new] = top_actions[slot, old]
+        for new in range(count):
+            nodes[slot, new] = s_nodes[new]
+            record = nodes[slot, new]
+            record.parent = NO_PARENT if new == ROOT else remap[record.parent]
+            if new == ROOT:
+                record.action = NO_ACTION
+            record.first_child = NO_CHILD
+            node_states[slot, new] = s_states[new]
+            if not record.expanded:
+                continue                                  # a terminal node: no edge rows (see tree.py)
+            for a in range(num_actions):
+                edge = edges[slot, new, a]
+                edge.prior = s_edges[new, a].prior
+                edge.visits = s_edges[new, a].visits
+                edge.value_sum = s_edges[new, a].value_sum
+                kid = s_edges[new, a].child
+                edge.child = kid if kid == UNVISITED else remap[kid]
+            edge_proven[slot, new] = s_edge_proven[new]
+            top_actions[slot, new] = s_top[new]
+        # Child lists in the new numbering (pushed in descending order: the lists run by ascending action).
+        for new in range(count - 1, 0, -1):
+            parent = nodes[slot, new].parent
+            nodes[slot, new].next_sibling = nodes[slot, parent].first_child
+            nodes[slot, parent].first_child = new
+        nodes[slot, ROOT].next_sibling = NO_CHILD
         num_nodes[slot] = count
         for a in range(num_actions):
-            p = prior[slot, ROOT, a]
+            p = edges[slot, ROOT, a].prior
             root_prior_clean[slot, a] = p if np.isfinite(p) else np.float32(0.0)
         valid[slot] = True
     return kept

@@ -164,12 +164,24 @@ def reference_root_proofs(game: Game, evaluate, state: np.ndarray, simulations: 
 
 
 def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
-    """Visit and value bookkeeping of one tree: mirrors agree, visits add up, no virtual loss is left."""
+    """Visit and value bookkeeping of one tree: mirrors agree, visits add up, no virtual loss is left, the child
+    lists hold exactly the created children."""
     for node in range(tree.num_nodes[slot]):
+        if not tree.expanded[slot, node]:
+            assert tree.first_child[slot, node] == -1, node           # edge rows are written at expansion
+            continue
+        assert not tree.terminal[slot, node]
         kids = tree.children[slot, node]
-        if tree.expanded[slot, node]:
+        if tree.proven[slot, node]:
+            # A proven node also ends simulations itself (exact value), so it has visits of its own.
+            assert tree.node_visits[slot, node] >= 1 + tree.children_visits[slot, node].sum(), node
+        else:
             assert tree.node_visits[slot, node] == 1 + tree.children_visits[slot, node].sum(), node
-            assert not tree.terminal[slot, node]
+        listed, child = [], tree.first_child[slot, node]
+        while child != -1:
+            listed.append(int(child))
+            child = tree.next_sibling[slot, child]
+        assert sorted(listed) == sorted(kids[kids != UNVISITED].tolist()), node
         for action in np.flatnonzero(kids != UNVISITED):
             child = kids[action]
             assert tree.parents[slot, child] == node and tree.action_from_parent[slot, child] == action
@@ -178,7 +190,5 @@ def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
             if tree.terminal[slot, child]:
                 expected = tree.node_visits[slot, child] * tree.terminal_value[slot, child]
                 assert np.isclose(tree.node_value_sum[slot, child], expected)
-        unvisited = kids == UNVISITED
-        if tree.expanded[slot, node]:
-            assert (tree.children_visits[slot, node][unvisited] == 0).all()
+        assert (tree.children_visits[slot, node][kids == UNVISITED] == 0).all()
     assert tree.node_visits[slot, ROOT] >= 1

@@ -9,10 +9,10 @@ from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
 from tests.search.helpers import HashEvaluator
 
 
-def _play(num_games=6, **kwargs):
+def _play(num_games=6, solver=True, **kwargs):
     game = make_game("tictactoe")
     calls = []
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=24, leaves_per_step=2), **kwargs)
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=24, leaves_per_step=2, solver=solver), **kwargs)
     records = play_selfplay_games(game, HashEvaluator(game), num_games, config, np.random.default_rng(5),
                                   progress=lambda done, total: calls.append((done, total)))
     return game, records, calls
@@ -38,9 +38,19 @@ def test_records_replay_to_the_recorded_results() -> None:
 
 
 def test_temperature_zero_plays_the_most_visited_move() -> None:
-    _, rec, _ = _play(num_games=4, temperature_moves=0, temperature_final=0.0)
+    """Without the solver; with it a proven win may be played before it is the most visited move."""
+    _, rec, _ = _play(num_games=4, solver=False, temperature_moves=0, temperature_final=0.0)
     chosen = rec.pi[np.arange(len(rec.action)), rec.action]
     np.testing.assert_array_equal(chosen, rec.pi.max(axis=1))
+
+
+def test_selfplay_with_the_solver_never_misses_a_win_in_one() -> None:
+    game, rec, _ = _play(num_games=8, temperature_moves=9)              # temperature 1 all game long
+    for row in range(len(rec.action)):
+        state = rec.states[row: row + 1]
+        wins = game.winning_moves(state)[0]
+        if wins.any():
+            assert wins[rec.action[row]], (row, game.render(state[0]))
 
 
 def test_move_cap_ends_games_as_draws() -> None:
