@@ -1,7 +1,8 @@
 """Backup of one search step, and the MCTS-solver's propagation of proven results.
 
-Every selected path is walked up from its leaf through the `parents` links (compiled, one tree after the other,
-rounds in order), replacing the virtual visit of selection by the real one.
+Every selected path is walked up from its leaf through the `parent` links (compiled, one tree after the other,
+rounds in order), replacing the virtual visit of selection by the real one. Edge statistics are the child's
+own (see shared.search.tree), so each node on the path is updated once.
 
 Signs: a leaf's value v is from the leaf's side to move. Walking up one ply flips the sign (the side to move
 alternates at every ply), so a node at depth d with the leaf at depth D receives (-1)^(D - d) * v; the root
@@ -41,7 +42,7 @@ def backup_step(tree: TreeStorage, slots: np.ndarray, selections: list[Selection
 
 
 @inline
-def propagate_proof(slot, node, nodes, edges, edge_proven):
+def propagate_proof(slot, node, nodes, prior, edge_proven):
     """Carry a proven result of `node` up the tree while it proves its parent (MCTS-solver rules)."""
     while node != ROOT and nodes[slot, node].proven != 0:
         record = nodes[slot, node]
@@ -55,16 +56,16 @@ def propagate_proof(slot, node, nodes, edges, edge_proven):
         if record.proven == -1:
             up.proven = 1                                              # one winning action suffices
         else:
-            for a in range(edges.shape[2]):
-                if edges[slot, parent, a].prior != f32(-np.inf) and edge_proven[slot, parent, a] != -1:
+            for a in range(prior.shape[2]):
+                if prior[slot, parent, a] != f32(-np.inf) and edge_proven[slot, parent, a] != -1:
                     return                                             # a legal action not (yet) lost
             up.proven = -1                                             # every legal action loses
         node = parent
 
 
 @kernel
-def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, edges, edge_proven,
-                   top_actions, num_nodes):
+def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, children, prior, edge_proven,
+                   top_actions, num_nodes, alloc):
     count = slots.shape[0]
     for i in range(leaves.shape[0]):
         slot, node = slots[i % count], leaves[i]
@@ -72,9 +73,6 @@ def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, n
         if collided[i]:
             while node != ROOT:                                         # only undo the virtual visit
                 record = nodes[slot, node]
-                edge = edges[slot, record.parent, record.action]
-                edge.visits -= f32(1.0)
-                edge.value_sum -= virtual_loss
                 record.visits -= 1
                 record.value_sum -= virtual_loss
                 node = record.parent
@@ -82,12 +80,9 @@ def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, n
             continue
         while node != ROOT:
             record = nodes[slot, node]
-            edge = edges[slot, record.parent, record.action]
-            delta = value - virtual_loss                                # the real value replaces the virtual loss
-            edge.value_sum += delta
-            record.value_sum += delta
+            record.value_sum += value - virtual_loss                    # the real value replaces the virtual loss
             value = -value                                              # one ply up: the other side to move
             node = record.parent
         nodes[slot, ROOT].value_sum += value                            # root's own view (no virtual value)
         if solver:
-            propagate_proof(slot, leaves[i], nodes, edges, edge_proven)
+            propagate_proof(slot, leaves[i], nodes, prior, edge_proven)

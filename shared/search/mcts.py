@@ -35,7 +35,7 @@ from shared.search.errors import EvaluatorError, SearchError
 from shared.search.policy import dirichlet_noise
 from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
-from shared.search.tree import ROOT, TreeStorage
+from shared.search.tree import ROOT, UNVISITED, TreeStorage
 
 #: evaluate(states [M, S] int16, non-terminal) -> (logits [M, A] float32, values [M] float32 in [-1, 1], side to move)
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -306,8 +306,11 @@ class BatchedMCTS:
 
     def _result(self, slots: np.ndarray) -> SearchResult:
         tree = self._tree
-        visits = tree.children_visits[slots, ROOT].astype(np.float32)
-        value_sum = tree.children_value_sum[slots, ROOT]
+        kids = tree.children[slots, ROOT]                                # [B, A] child nodes
+        created = kids != UNVISITED
+        records = tree.nodes[slots[:, None], np.maximum(kids, 0)]         # [B, A] child records
+        visits = np.where(created, records["visits"], 0).astype(np.float32)
+        value_sum = np.where(created, records["value_sum"], np.float32(0.0))
         # Sign flip: children's sums are from the child's mover's view; Q is from the root player's view.
         q = np.where(visits > 0, -value_sum / np.maximum(visits, np.float32(1.0)), np.float32(0.0))
         root_value = tree.node_value_sum[slots, ROOT] / tree.node_visits[slots, ROOT].astype(np.float32)

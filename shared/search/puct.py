@@ -5,8 +5,9 @@ Score of action a at node s (from the point of view of the player to move at s):
     score(s, a) = Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a))
 
 N(s) is the node's own visit count (it includes the visit of its first evaluation, so it is >= 1 and the prior
-orders the first choices). Q(s, a) = -W(child) / N(child): a child's value sum W is stored from the CHILD's
-side to move, and the child's mover is the opponent of s's mover, hence the minus sign. An unvisited child gets
+orders the first choices); N(s, a) and W(s, a) are the child's own visits and value sum (read from its node
+record). Q(s, a) = -W(child) / N(child): a child's value sum W is stored from the CHILD's side to move, and the
+child's mover is the opponent of s's mover, hence the minus sign. An unvisited child gets
 first-play urgency Q_fpu = clip(W(s) / N(s) - fpu_reduction, -1, 1): the node's own mean value (s's own view,
 no flip) minus a reduction. The root uses the same rule, with or without noise. Illegal actions hold a prior of
 -inf and are never chosen. Exact ties go to the lowest action index. The kernel evaluates the score in float32
@@ -16,19 +17,19 @@ so results match the recursive reference search bit for bit.
 Without reading whole [A] rows: a node's created children are walked through its child list, and among the
 children not created yet (W = 0, N = 0) the score P * c - (0 - Q_fpu) only grows with P, so the best of them is
 found by walking the node's top_actions (prior descending, action ascending) until a score drops below the
-first one (all tied actions are seen; the lowest index wins). The list is built at a node's first visit (many
-expanded nodes are never visited), and rebuilt from the row when its K actions run out (they were created, or
-are lost or tied: at most once per K new children of a node); only if that does not settle it either is the
-whole row scanned.
+first one (all tied actions are seen; the lowest index wins). The list is ranked when the node is expanded
+(and at a root's first visit after its priors were re-noised), and rebuilt from the row when its K actions run
+out (they were created, or are lost or tied: at most once per K new children of a node); only if that does not
+settle it either is the whole row scanned.
 
 Solver rules (SearchConfig.solver, see `shared.search.backup` for how results are proven): at a node whose
 mover has a proven winning action, that action is taken at once (the lowest such index); actions proven to
 lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
 (its value is exact), as it does at a terminal one.
 
-Virtual loss: once a path is chosen (after the descent, so a path never sees its own virtual loss), every edge
-on it gets one extra visit and `virtual_loss` added to the child's value sum (the child's own view: a win for the
-child's mover is a loss for the player who chose the edge), and the root gets one extra visit. The next selection
+Virtual loss: once a path is chosen (after the descent, so a path never sees its own virtual loss), every node
+below the root on it gets one extra visit and `virtual_loss` added to its value sum (the node's own view: a win
+for its mover is a loss for the player who chose it), and the root gets one extra visit. The next selection
 of the same step then prefers other paths. Backup (`shared.search.backup`) replaces each virtual visit by the
 real one. With leaves_per_step = 1 the search is therefore exactly sequential PUCT.
 """
@@ -80,9 +81,22 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
 
 
 @inline
-def init_node(slot, node, parent, action, nodes, edges, edge_proven):
-    """Write a fresh, unvisited, unexpanded, non-terminal node without children. Its edge rows (priors, empty
-    edges, solver results) and top actions are written when it is expanded; a terminal node never gets any."""
+def allocate_node(slot, nodes, num_nodes, alloc):
+    """A free node index of tree `slot`: the head of its free list, else the next never-used index."""
+    num_nodes[slot] += 1
+    node = alloc[slot, 1]
+    if node != NO_CHILD:
+        alloc[slot, 1] = nodes[slot, node].next_sibling                 # pop the free list
+        return node
+    node = alloc[slot, 0]
+    alloc[slot, 0] = node + 1
+    return node
+
+
+@inline
+def init_node(slot, node, parent, action, nodes):
+    """Write a fresh, unvisited, unexpanded, non-terminal node without children. Its [A] rows (priors, children,
+    solver results) and top actions are written when it is expanded; a terminal node never gets any."""
     record = nodes[slot, node]
     record.visits = 0
     record.value_sum = f32(0.0)
@@ -99,39 +113,45 @@ def init_node(slot, node, parent, action, nodes, edges, edge_proven):
 
 
 @inline
-def build_top_actions(slot, node, nodes, edges, top_actions):
-    """(Re)build top_actions[slot, node]: the K legal actions with the highest priors (prior descending, action
+def insert_top(best_p, best_a, count, p, a):
+    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
+    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
+    in shared.search.tree: kernels only call helpers of their own module, see shared.search.jit.)"""
+    k_max = best_p.shape[0]
+    if count == k_max and p <= best_p[k_max - 1]:
+        return count                                                    # not among the K best
+    j = count if count < k_max else k_max - 1
+    while j > 0 and best_p[j - 1] < p:
+        if j < k_max:
+            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
+        j -= 1
+    best_p[j], best_a[j] = p, a
+    return count + 1 if count < k_max else count
+
+
+@inline
+def build_top_actions(slot, node, nodes, children, prior, top_actions):
+    """(Re)rank top_actions[slot, node]: the K legal actions with the highest priors (prior descending, action
     ascending) among those whose child is not created yet."""
     k_max = top_actions.shape[2]
     best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
     best_a = np.empty(k_max, np.int16)
     count = 0
-    for a in range(edges.shape[2]):
-        edge = edges[slot, node, a]
-        p = edge.prior
-        if p == f32(-np.inf) or edge.child != UNVISITED:
-            continue                                                    # illegal, or already created
-        if count == k_max and p <= best_p[k_max - 1]:
-            continue                                                    # not among the K best (ties: lower a)
-        j = count if count < k_max else k_max - 1                       # insert after equal priors (stable)
-        while j > 0 and best_p[j - 1] < p:
-            if j < k_max:
-                best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
-            j -= 1
-        best_p[j], best_a[j] = p, a
-        if count < k_max:
-            count += 1
+    row, child_row = prior[slot, node], children[slot, node]
+    for a in range(row.shape[0]):
+        if row[a] != f32(-np.inf) and child_row[a] == UNVISITED:       # legal, and not created yet
+            count = insert_top(best_p, best_a, count, row[a], a)
     for j in range(count):
         top_actions[slot, node, j] = best_a[j]
     nodes[slot, node].top_count = count
 
 
 @inline
-def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_proven, top_actions):
+def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> action (int)."""
     record = nodes[slot, node]
     if solver and record.proven == 1:
-        for a in range(edges.shape[2]):
+        for a in range(prior.shape[2]):
             if edge_proven[slot, node, a] == 1:
                 return a                                                 # take a proven win at once
     skip_lost = solver and record.proven != -1 and record.edges_proven
@@ -146,25 +166,24 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_pr
         kid = nodes[slot, child]
         a = kid.action
         if not (skip_lost and edge_proven[slot, node, a] == -1):
-            edge = edges[slot, node, a]
+            n = f32(kid.visits)
             # -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip).
-            score = edge.prior / (edge.visits + f32(1.0)) * scale - edge.value_sum / edge.visits
+            score = prior[slot, node, a] / (n + f32(1.0)) * scale - kid.value_sum / n
             if score > best_score or (score == best_score and a < best):
                 best, best_score = a, score
         child = kid.next_sibling
     # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
     fresh, fresh_score = -1, f32(-np.inf)
     if record.top_count < 0:
-        build_top_actions(slot, node, nodes, edges, top_actions)         # first visit since expansion or noise
+        build_top_actions(slot, node, nodes, children, prior, top_actions)   # a root re-noised
     for attempt in range(2):
         fresh, fresh_score, complete = -1, f32(-np.inf), False
         listed = record.top_count
         for j in range(listed):
             a = np.int64(top_actions[slot, node, j])
-            edge = edges[slot, node, a]
-            if edge.child != UNVISITED or (skip_lost and edge_proven[slot, node, a] == -1):
+            if children[slot, node, a] != UNVISITED or (skip_lost and edge_proven[slot, node, a] == -1):
                 continue
-            score = edge.prior * scale - (edge.value_sum - fpu)
+            score = prior[slot, node, a] * scale - (f32(0.0) - fpu)
             if fresh == -1 or score > fresh_score:
                 fresh, fresh_score = a, score
             elif score == fresh_score:
@@ -175,18 +194,17 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_pr
         if complete or listed < top_actions.shape[2]:
             break                                                        # every candidate was seen
         if attempt == 0:
-            # The list ran out (its actions were created, lost, or tied): refill it from the row once...
-            build_top_actions(slot, node, nodes, edges, top_actions)
+            # The list ran out (its actions were created, lost, or tied): rank the row again once...
+            build_top_actions(slot, node, nodes, children, prior, top_actions)
         else:
             # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
             fresh, fresh_score = -1, f32(-np.inf)
-            for a in range(edges.shape[2]):
-                edge = edges[slot, node, a]
-                if edge.prior == f32(-np.inf) or edge.child != UNVISITED:
+            for a in range(prior.shape[2]):
+                if prior[slot, node, a] == f32(-np.inf) or children[slot, node, a] != UNVISITED:
                     continue
                 if skip_lost and edge_proven[slot, node, a] == -1:
                     continue
-                score = edge.prior * scale - (edge.value_sum - fpu)
+                score = prior[slot, node, a] * scale - (f32(0.0) - fpu)
                 if score > fresh_score:
                     fresh, fresh_score = a, score
     if fresh != -1 and (fresh_score > best_score or (fresh_score == best_score and fresh < best) or best == -1):
@@ -195,8 +213,8 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_pr
 
 
 @kernel
-def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, edges, edge_proven, top_actions,
-                   num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
+def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
+                   top_actions, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
     # Level by level over the trees still descending: the trees are independent, so the processor overlaps
     # their memory accesses (one tree's descent is a chain of dependent loads).
     count = slots.shape[0]
@@ -207,15 +225,14 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ed
         for i in range(count):
             r, node = rows[i], at[i]
             slot = slots[r]
-            action = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, edges, edge_proven, top_actions)
-            edge = edges[slot, node, action]
-            child = edge.child
+            action = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
+                                 top_actions)
+            child = children[slot, node, action]
             if child == UNVISITED:
                 kind = LEAF_NEW
-                child = num_nodes[slot]                                  # capacity was checked by the caller
-                num_nodes[slot] = child + 1
-                init_node(slot, child, node, action, nodes, edges, edge_proven)
-                edge.child = child
+                child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller
+                init_node(slot, child, node, action, nodes)
+                children[slot, node, action] = child
                 nodes[slot, child].next_sibling = nodes[slot, node].first_child   # push onto the child list
                 nodes[slot, node].first_child = child
             else:
@@ -235,14 +252,13 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ed
             leaf_parent[r], leaf_action[r], leaf_child[r], leaf_kind[r] = node, action, child, kind
         count = still
     for r in range(slots.shape[0]):
-        # Virtual loss on the path, walking up from the leaf (one path never repeats an edge).
+        # Virtual loss on the path, walking up from the leaf (one path never repeats an edge): one more visit
+        # and +virtual_loss on each node below the root (the node's own view: a win for the node's mover is a
+        # loss for the player who chose it), one more visit of the root.
         slot, node = slots[r], leaf_child[r]
         while node != ROOT:
             record = nodes[slot, node]
-            edge = edges[slot, record.parent, record.action]
-            edge.visits += f32(1.0)
-            edge.value_sum += virtual_loss
             record.visits += 1
             record.value_sum += virtual_loss
             node = record.parent
-        nodes[slot, ROOT].visits += 1                                    # virtual visit of the root
+        nodes[slot, ROOT].visits += 1

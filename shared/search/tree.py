@@ -1,9 +1,7 @@
-"""Struct-of-arrays storage for a batch of search trees (no Python object per node).
+"""Storage for a batch of search trees: preallocated arrays, tree ("slot") index first, node index second;
+no Python object per node.
 
-Two record arrays hold the statistics, tree ("slot") index first and node index second, so that one node visit
-reads few cache lines:
-
-    nodes  [B, N]     NODE_DTYPE (32 bytes): one node
+    nodes  [B, N]  NODE_DTYPE (32 bytes, one cache line holds two): one node's record
         visits          int32    visits of the node (real + virtual)
         value_sum       float32  sum of backed-up values, from the node's OWN side to move
         parent          int32    parent node index (NO_PARENT for the root)
@@ -15,36 +13,35 @@ reads few cache lines:
         terminal_value  int8     exact result of a terminal node, from its side to move (-1, 0, +1 per Game)
         proven          int8     solver result for the node's side to move: +1 proven win, -1 proven loss,
                                  0 unknown (draws are never "proven": see shared.search.backup)
-        top_count       int8     entries of top_actions in use; -1: not built yet (selection builds the list
-                                 at the node's first visit)
+        top_count       int8     entries of top_actions in use; -1: stale (a root whose priors were re-noised:
+                                 selection ranks them again at its next visit)
         edges_proven    bool     some entry of the node's edge_proven row is not 0
-    edges  [B, N, A]  EDGE_DTYPE (16 bytes): one action of one node
-        prior           float32  policy prior; ILLEGAL actions hold -inf
-        visits          float32  mirror of the child's visits (0 when never taken; float32 so the PUCT formula
-                                 needs no cast; counts are exact integers below 2**24)
-        value_sum       float32  mirror of the child's value_sum: from the CHILD's side to move
-        child           int32    child node index, UNVISITED when the edge was never taken
-
-plus plain arrays:
-
+    prior              [B, N, A]  float32  policy prior; ILLEGAL actions hold -inf
+    children           [B, N, A]  int32    child node index, UNVISITED when the edge was never taken
     edge_proven        [B, N, A]  int8     solver result of playing the action, for the NODE's side to move: +1 wins,
                                            -1 loses, 0 unknown. Known before the child exists when the game's
                                            `move_outcomes` says so; else = -proven[child] (sign flip: the child's
                                            side to move is the opponent)
     top_actions        [B, N, K]  int16    K legal actions with the highest priors, by prior descending and action
-                                           ascending, among those not created when the list was last built
+                                           ascending, among those not created when the list was last ranked
                                            (K = TOP_K); see `shared.search.puct`
     node_states        [B, N, S]  int16    the node's position
-    num_nodes          [B]        int32    nodes in use; the next free node index
+    num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
+    alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
+                                           of the list of freed nodes (linked through next_sibling; NO_CHILD if
+                                           empty). Nodes are taken from the free list first (see `allocate_node`)
     root_prior_clean   [B, A]     float32  the root's prior before Dirichlet noise (re-noised at each search)
     valid              [B]        bool     the slot holds an expanded root that a search may reuse
 
-Every field is also an attribute under its former name, as a numpy view (node_visits, node_value_sum, parents,
-action_from_parent, first_child, next_sibling, expanded, terminal, terminal_value, proven, top_count;
-children, children_visits, children_value_sum, prior). Rows of a node are initialised when the node is created
-(lazy initialisation: a node's record when it is created, its edge rows when it is expanded), so resetting a
-tree is O(1): set num_nodes and valid. The expansion kernels below are the
-"expand" step of a search; selection lives in `shared.search.puct`, backup in `shared.search.backup`.
+An edge's statistics are its child's: N(s, a) = visits and W(s, a) = value_sum of children[s, a] (0 and 0 when
+UNVISITED). `children_visits` and `children_value_sum` compute them as [B, N, A] float32 arrays for tests and
+diagnostics. Every node field is also an attribute under its former name, as a numpy view (node_visits,
+node_value_sum, parents, action_from_parent, first_child, next_sibling, expanded, terminal, terminal_value,
+proven, top_count). Rows are initialised lazily (a node's record when it is created, its [A] rows when it is
+expanded: a terminal node never gets any), so resetting a tree is O(1): set num_nodes, alloc and valid. After a
+tree advance (shared.search.reuse) the nodes in use are not contiguous: walk the tree from ROOT to visit them.
+The expansion kernels below are the "expand" step of a search; selection lives in `shared.search.puct`, backup
+in `shared.search.backup`.
 """
 from __future__ import annotations
 
@@ -65,17 +62,11 @@ NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent
                        ("first_child", np.int32), ("next_sibling", np.int32), ("expanded", np.bool_),
                        ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
                        ("top_count", np.int8), ("edges_proven", np.bool_)], align=True)
-EDGE_DTYPE = np.dtype([("prior", np.float32), ("visits", np.float32), ("value_sum", np.float32),
-                       ("child", np.int32)], align=True)
-#: Former array names -> (record array, field).
-_FIELD_VIEWS = {"node_visits": ("nodes", "visits"), "node_value_sum": ("nodes", "value_sum"),
-                "parents": ("nodes", "parent"), "action_from_parent": ("nodes", "action"),
-                "first_child": ("nodes", "first_child"), "next_sibling": ("nodes", "next_sibling"),
-                "expanded": ("nodes", "expanded"), "terminal": ("nodes", "terminal"),
-                "terminal_value": ("nodes", "terminal_value"), "proven": ("nodes", "proven"),
-                "top_count": ("nodes", "top_count"), "children": ("edges", "child"),
-                "children_visits": ("edges", "visits"), "children_value_sum": ("edges", "value_sum"),
-                "prior": ("edges", "prior")}
+#: Former array names of the node fields.
+_NODE_VIEWS = {"node_visits": "visits", "node_value_sum": "value_sum", "parents": "parent",
+               "action_from_parent": "action", "first_child": "first_child", "next_sibling": "next_sibling",
+               "expanded": "expanded", "terminal": "terminal", "terminal_value": "terminal_value",
+               "proven": "proven", "top_count": "top_count"}
 
 
 class TreeStorage:
@@ -84,24 +75,59 @@ class TreeStorage:
     def __init__(self, num_slots: int, capacity: int, num_actions: int, state_size: int) -> None:
         self.num_slots, self.capacity, self.num_actions = num_slots, capacity, num_actions
         self.nodes = np.zeros((num_slots, capacity), NODE_DTYPE)
-        # The big arrays are left uninitialised: a node's rows are written when the node is created.
-        self.edges = np.empty((num_slots, capacity, num_actions), EDGE_DTYPE)
+        # The [A] rows are written when a node is expanded (children starts all UNVISITED so that the diagnostic
+        # views below never index out of range).
+        self.prior = np.empty((num_slots, capacity, num_actions), np.float32)
+        self.children = np.full((num_slots, capacity, num_actions), UNVISITED, np.int32)
         self.edge_proven = np.empty((num_slots, capacity, num_actions), np.int8)
         self.top_actions = np.empty((num_slots, capacity, TOP_K), np.int16)
         self.node_states = np.empty((num_slots, capacity, state_size), np.int16)
         self.num_nodes = np.zeros(num_slots, np.int32)
+        self.alloc = np.zeros((num_slots, 2), np.int32)
+        self.alloc[:, 1] = NO_CHILD
         self.root_prior_clean = np.zeros((num_slots, num_actions), np.float32)
         self.valid = np.zeros(num_slots, bool)
-        for name, (records, field) in _FIELD_VIEWS.items():
-            setattr(self, name, getattr(self, records)[field])
+        for name, field in _NODE_VIEWS.items():
+            setattr(self, name, self.nodes[field])
 
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """(nodes, edges, edge_proven, top_actions, num_nodes): the arrays the search kernels work on."""
-        return self.nodes, self.edges, self.edge_proven, self.top_actions, self.num_nodes
+        """(nodes, children, prior, edge_proven, top_actions, num_nodes, alloc): the arrays the kernels work on."""
+        return self.nodes, self.children, self.prior, self.edge_proven, self.top_actions, self.num_nodes, self.alloc
+
+    def nodes_in_use(self, slot: int) -> np.ndarray:
+        """The nodes of one tree, breadth first from the root (children in action order): [M] int64."""
+        if self.num_nodes[slot] == 0:
+            return np.zeros(0, np.int64)
+        order, i = [ROOT], 0
+        while i < len(order):
+            if self.expanded[slot, order[i]]:
+                kids = self.children[slot, order[i]]
+                order.extend(int(kid) for kid in kids[kids != UNVISITED])
+            i += 1
+        return np.array(order, np.int64)
+
+    def _child_field(self, field: str) -> np.ndarray:
+        kids = self.children
+        slots = np.arange(self.num_slots)[:, None, None]
+        values = self.nodes[field][slots, np.maximum(kids, 0)]
+        return np.where(kids != UNVISITED, values, 0).astype(np.float32)
+
+    @property
+    def children_visits(self) -> np.ndarray:
+        """N(s, a) for every edge: [B, N, A] float32, the child's visits (0 when UNVISITED). A computed copy, for
+        tests and diagnostics (meaningful on expanded nodes)."""
+        return self._child_field("visits")
+
+    @property
+    def children_value_sum(self) -> np.ndarray:
+        """W(s, a) for every edge: [B, N, A] float32, the child's value_sum, from the CHILD's side to move."""
+        return self._child_field("value_sum")
 
     def invalidate(self, slots: np.ndarray) -> None:
         """Forget the trees in `slots` [K] (O(1) per tree thanks to lazy node initialisation)."""
         self.num_nodes[slots] = 0
+        self.alloc[slots, 0] = 0
+        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
     def init_roots(self, slots: np.ndarray, states: np.ndarray) -> None:
@@ -110,12 +136,12 @@ class TreeStorage:
         root["parent"], root["action"], root["first_child"], root["next_sibling"] = (NO_PARENT, NO_ACTION,
                                                                                      NO_CHILD, NO_CHILD)
         self.nodes[slots, ROOT] = root
-        edge = np.zeros((), EDGE_DTYPE)
-        edge["child"] = UNVISITED
-        self.edges[slots, ROOT] = edge
+        self.children[slots, ROOT] = UNVISITED
         self.edge_proven[slots, ROOT] = 0
         self.node_states[slots, ROOT] = states
         self.num_nodes[slots] = 1
+        self.alloc[slots, 0] = 1
+        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
     def set_leaf_states(self, slots: np.ndarray, nodes: np.ndarray, states: np.ndarray, terminal: np.ndarray,
@@ -148,8 +174,8 @@ class TreeStorage:
         no_outcomes = outcomes is None
         if no_outcomes:
             outcomes = np.zeros((1, 1), np.int8)
-        return _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.edges,
-                             self.edge_proven, self.top_actions)
+        return _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
+                             self.prior, self.edge_proven, self.top_actions)
 
     def forget_top_actions(self, slots: np.ndarray, nodes: np.ndarray) -> None:
         """Mark top_actions of (slots, nodes) [K] stale after their priors changed (root noise): selection rebuilds
@@ -172,51 +198,82 @@ def _softmax_shift(logits, legal):
     no_mass = np.zeros(count, np.bool_)
     minus_inf, big = f32(-np.inf), f32(np.finfo(np.float32).max)
     for k in range(count):
+        row, out = logits[k], shifted[k]
+        for a in range(num_actions):                                    # branch-free, so it vectorises
+            x = row[a]
+            keep = legal[k, a] and x == x                               # x == x: not NaN
+            out[a] = min(x, big) if keep else minus_inf
         row_max = minus_inf
         for a in range(num_actions):
-            x = logits[k, a]
-            if not legal[k, a] or np.isnan(x):
-                x = minus_inf
-            elif x == f32(np.inf):
-                x = big
-            shifted[k, a] = x
-            row_max = max(row_max, x)
-        if not np.isfinite(row_max):
-            no_mass[k] = True
-            row_max = f32(0.0)
-        for a in range(num_actions):
-            shifted[k, a] -= row_max
+            row_max = max(row_max, out[a])
+        if row_max == minus_inf:
+            no_mass[k] = True                                           # no finite maximum: shift by 0
+        else:
+            for a in range(num_actions):
+                out[a] -= row_max
     return shifted, no_mass
 
 
+@inline
+def insert_top(best_p, best_a, count, p, a):
+    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
+    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
+    in shared.search.puct: kernels only call helpers of their own module, see shared.search.jit.)"""
+    k_max = best_p.shape[0]
+    if count == k_max and p <= best_p[k_max - 1]:
+        return count                                                    # not among the K best
+    j = count if count < k_max else k_max - 1
+    while j > 0 and best_p[j - 1] < p:
+        if j < k_max:
+            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
+        j -= 1
+    best_p[j], best_a[j] = p, a
+    return count + 1 if count < k_max else count
+
+
 @kernel
-def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, edges, edge_proven,
+def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
                   top_actions):
     """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
-    the prior rows (-inf where illegal), plus solver edge results; prove nodes (a winning move: +1; every legal
-    move losing: -1). Returns proven [K] int8."""
+    the prior rows (-inf where illegal), plus the top actions (ranked in the same pass, while the row is in cache)
+    and solver edge results; prove nodes (a winning move: +1; every legal move losing: -1). Returns proven [K] int8.
+    """
     count, num_actions = weights.shape
+    k_max = top_actions.shape[2]
     result = np.zeros(count, np.int8)
     minus_inf = f32(-np.inf)
+    best_p = np.empty(k_max, np.float32)
+    best_a = np.empty(k_max, np.int16)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
         total = max(totals[k], f32(1e-30))
-        wins, all_lose, any_proven = False, True, False
+        row, child_row, proven_row = prior[slot, node], children[slot, node], edge_proven[slot, node]
+        # Separate simple passes over the row (the compiler vectorises them; the node is expanded once, childless).
         for a in range(num_actions):
-            edge = edges[slot, node, a]                                 # a node is expanded once, childless:
-            edge.visits, edge.value_sum, edge.child = f32(0.0), f32(0.0), UNVISITED   # empty edges + priors
-            if legal[k, a]:
-                edge.prior = weights[k, a] / total
-                outcome = 0 if no_outcomes else outcomes[k, a]
-                edge_proven[slot, node, a] = outcome
+            row[a] = weights[k, a] / total if legal[k, a] else minus_inf
+        child_row[:] = UNVISITED
+        wins, all_lose, any_proven = False, True, False
+        if no_outcomes:
+            proven_row[:] = 0
+        else:
+            for a in range(num_actions):
+                outcome = outcomes[k, a] if legal[k, a] else 0
+                proven_row[a] = outcome
                 wins |= outcome == 1
-                all_lose &= outcome == -1
+                all_lose &= outcome == -1 or not legal[k, a]
                 any_proven |= outcome != 0
-            else:
-                edge.prior = minus_inf
-                edge_proven[slot, node, a] = 0
+        # Rank: after the first K legal priors, an action enters the list only when it beats the K-th.
+        ranked, floor = 0, minus_inf
+        for a in range(num_actions):
+            p = row[a]
+            if p > floor or (ranked < k_max and p != minus_inf):
+                ranked = insert_top(best_p, best_a, ranked, p, a)
+                if ranked == k_max:
+                    floor = best_p[k_max - 1]
+        for j in range(ranked):
+            top_actions[slot, node, j] = best_a[j]
         record = nodes[slot, node]
-        record.top_count = -1                                           # top_actions built at the first visit
+        record.top_count = ranked
         record.expanded = True
         record.edges_proven = any_proven
         result[k] = 1 if wins else (-1 if (all_lose and not no_outcomes) else 0)

@@ -164,19 +164,22 @@ def reference_root_proofs(game: Game, evaluate, state: np.ndarray, simulations: 
 
 
 def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
-    """Visit and value bookkeeping of one tree: mirrors agree, visits add up, no virtual loss is left, the child
-    lists hold exactly the created children."""
-    for node in range(tree.num_nodes[slot]):
+    """Visit and value bookkeeping of one tree: visits add up, no virtual loss is left, the child lists hold exactly
+    the created children, links agree."""
+    children_visits, children_value_sum = tree.children_visits[slot], tree.children_value_sum[slot]
+    in_use = tree.nodes_in_use(slot)
+    assert in_use.size == tree.num_nodes[slot] == np.unique(in_use).size
+    for node in in_use:
         if not tree.expanded[slot, node]:
-            assert tree.first_child[slot, node] == -1, node           # edge rows are written at expansion
+            assert tree.first_child[slot, node] == -1, node           # [A] rows are written at expansion
             continue
         assert not tree.terminal[slot, node]
         kids = tree.children[slot, node]
         if tree.proven[slot, node]:
             # A proven node also ends simulations itself (exact value), so it has visits of its own.
-            assert tree.node_visits[slot, node] >= 1 + tree.children_visits[slot, node].sum(), node
+            assert tree.node_visits[slot, node] >= 1 + children_visits[node].sum(), node
         else:
-            assert tree.node_visits[slot, node] == 1 + tree.children_visits[slot, node].sum(), node
+            assert tree.node_visits[slot, node] == 1 + children_visits[node].sum(), node
         listed, child = [], tree.first_child[slot, node]
         while child != -1:
             listed.append(int(child))
@@ -185,10 +188,10 @@ def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
         for action in np.flatnonzero(kids != UNVISITED):
             child = kids[action]
             assert tree.parents[slot, child] == node and tree.action_from_parent[slot, child] == action
-            assert tree.children_visits[slot, node, action] == tree.node_visits[slot, child]
-            assert np.isclose(tree.children_value_sum[slot, node, action], tree.node_value_sum[slot, child])
+            assert np.isfinite(tree.prior[slot, node, action])          # only legal actions get children
             if tree.terminal[slot, child]:
                 expected = tree.node_visits[slot, child] * tree.terminal_value[slot, child]
                 assert np.isclose(tree.node_value_sum[slot, child], expected)
-        assert (tree.children_visits[slot, node][kids == UNVISITED] == 0).all()
+        assert (children_visits[node][kids == UNVISITED] == 0).all()
+        assert (children_value_sum[node][kids == UNVISITED] == 0).all()
     assert tree.node_visits[slot, ROOT] >= 1
