@@ -85,9 +85,10 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     return first, second
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _scan_line(board, start, step, length, n_in_row, b, first, second):
-    """Slide a window of n cells along one line (`length` cells from flat `start`, `step` apart)."""
+    """Slide a window of n cells along one line (`length` cells from flat `start`, `step` apart) and mark the
+    empty cell of every window that is one short: sum +(n - 1) in first[b], -(n - 1) in second[b]."""
     short = n_in_row - 1
     total = 0
     for k in range(length):
@@ -95,17 +96,25 @@ def _scan_line(board, start, step, length, n_in_row, b, first, second):
         if k >= n_in_row:
             total -= board[start + (k - n_in_row) * step]             # the cell that left the window
         if k >= n_in_row - 1 and (total == short or total == -short):
-            out = first if total == short else second
             for back in range(n_in_row):                               # mark the window's empty cell
                 cell = start + (k - back) * step
                 if board[cell] == 0:
-                    out[b, cell] = True
+                    if total == short:
+                        first[b, cell] = True
+                    else:
+                        second[b, cell] = True
 
 
 @numba.njit(cache=True, nogil=True)
 def _completion_cells(cells, height, width, n_in_row, first, second):
     for b in range(cells.shape[0]):
         board = cells[b]
+        stones_first, stones_second = 0, 0
+        for cell in range(board.shape[0]):
+            stones_first += board[cell] == 1
+            stones_second += board[cell] == -1
+        if max(stones_first, stones_second) < n_in_row - 1:
+            continue                                                   # too few stones for any winning cell
         for r in range(height):                                        # rows
             _scan_line(board, r * width, 1, width, n_in_row, b, first, second)
         for c in range(width):                                         # columns
@@ -115,4 +124,5 @@ def _completion_cells(cells, height, width, n_in_row, first, second):
             _scan_line(board, c, width - 1, min(height, c + 1), n_in_row, b, first, second)
         for r in range(1, height):                                     # ... and from the left / right columns
             _scan_line(board, r * width, width + 1, min(height - r, width), n_in_row, b, first, second)
-            _scan_line(board, r * width + width - 1, width - 1, min(height - r, width), n_in_row, b, first, second)
+            _scan_line(board, r * width + width - 1, width - 1, min(height - r, width), n_in_row, b, first,
+                       second)

@@ -281,7 +281,7 @@ class BatchedMCTS:
         if rows.size == 0:
             return None
         new_slots, nodes = slots[rows], sel.leaf_child[rows]
-        child_states = self.game.step(tree.node_states[new_slots, sel.leaf_parent[rows]], sel.leaf_action[rows])
+        child_states = self.game.step(tree.states_of(new_slots, sel.leaf_parent[rows]), sel.leaf_action[rows])
         terminal = self.game.is_terminal(child_states)
         terminal_value = self.game.terminal_value(child_states)         # side to move in the child
         tree.set_leaf_states(new_slots, nodes, child_states, terminal, terminal_value, self.config.solver)

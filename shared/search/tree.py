@@ -144,15 +144,18 @@ class TreeStorage:
         self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
+    def states_of(self, slots: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """The positions of (slots, nodes) [K]: [K, S] int16 (a new array)."""
+        return _gather_states(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
+                              self.node_states)
+
     def set_leaf_states(self, slots: np.ndarray, nodes: np.ndarray, states: np.ndarray, terminal: np.ndarray,
                         terminal_value: np.ndarray, solver: bool) -> None:
         """Store the positions of new nodes: slots, nodes [K], states [K, S] int16, terminal [K] bool, terminal_value
         [K] float32 (side to move). With the solver a decided terminal node is proven: sign of its value."""
-        self.node_states[slots, nodes] = states
-        self.terminal[slots, nodes] = terminal
-        self.terminal_value[slots, nodes] = terminal_value
-        if solver:
-            self.proven[slots, nodes] = np.sign(terminal_value).astype(np.int8)
+        _store_leaves(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
+                      np.ascontiguousarray(states, np.int16), np.ascontiguousarray(terminal, np.bool_),
+                      np.ascontiguousarray(terminal_value, np.float32), solver, self.node_states, self.nodes)
 
     def expand(self, slots: np.ndarray, nodes: np.ndarray, logits: np.ndarray, legal: np.ndarray,
                outcomes: np.ndarray | None) -> np.ndarray:
@@ -186,6 +189,26 @@ class TreeStorage:
         """The prior in use at the roots of `slots`: [K, A] float32 with 0 for illegal actions."""
         prior = self.prior[slots, ROOT]
         return np.where(np.isfinite(prior), prior, np.float32(0.0))
+
+
+@kernel
+def _gather_states(slots, node_ids, node_states):
+    out = np.empty((slots.shape[0], node_states.shape[2]), np.int16)
+    for k in range(slots.shape[0]):
+        out[k] = node_states[slots[k], node_ids[k]]
+    return out
+
+
+@kernel
+def _store_leaves(slots, node_ids, states, terminal, terminal_value, solver, node_states, nodes):
+    for k in range(slots.shape[0]):
+        node_states[slots[k], node_ids[k]] = states[k]
+        record = nodes[slots[k], node_ids[k]]
+        record.terminal = terminal[k]
+        record.terminal_value = np.int8(terminal_value[k])             # -1, 0 or +1 (Game.terminal_value)
+        if solver:
+            # A decided terminal node is proven: its exact result, for its side to move (draws stay 0).
+            record.proven = np.int8(np.sign(terminal_value[k]))
 
 
 @kernel
