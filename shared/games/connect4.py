@@ -17,7 +17,7 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, GameError
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line, completion_cells
+from shared.games.lines import completes_line, line_move_outcomes
 from shared.games.notation import parse_digit, parse_digit_moves, render_grid
 
 _WHAT = "Connect Four column"
@@ -60,37 +60,16 @@ class Connect4(GridGame):
         return new
 
     # ----- tactics -------------------------------------------------------------------------------
-    def _tactics(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per column, for the side to move: (own win at the landing cell, opponent win at the landing cell,
-        opponent win at the cell above the landing cell), each [B, 7] bool, all False once the game is over."""
-        cells = states[:, : self.num_cells]
-        first, second = completion_cells(cells, self.height, self.width, self.n_in_row)   # gravity ignored
-        first_to_move = (states[:, self.num_cells + F_PLAYER] == 1)[:, None]
-        own, opponent = np.where(first_to_move, first, second), np.where(first_to_move, second, first)
-        landing = (cells.reshape(-1, self.height, self.width) == 0).sum(axis=1) - 1        # [B, 7] row, -1 full
-        columns = np.arange(self.width)[None, :]
-        live = (states[:, self.num_cells + F_DONE] == 0)[:, None]
-        at_landing = np.maximum(landing, 0) * self.width + columns
-        above = np.maximum(landing - 1, 0) * self.width + columns
-        has_room, has_above = (landing >= 0) & live, (landing >= 1) & live
-        return (np.take_along_axis(own, at_landing, 1) & has_room,
-                np.take_along_axis(opponent, at_landing, 1) & has_room,
-                np.take_along_axis(opponent, above, 1) & has_above)
-
     def winning_moves(self, states: np.ndarray) -> np.ndarray:
         """[B, S] int16 -> [B, 7] bool: columns whose disc completes four in a row for the side to move."""
-        self._check_states(states)
-        return self._tactics(states)[0]
+        return self.move_outcomes(states) == 1
 
     def move_outcomes(self, states: np.ndarray) -> np.ndarray:
         """[B, S] int16 -> [B, 7] int8 (see `Game.move_outcomes`), complete: after a non-winning disc in column c
         the opponent wins at once exactly when it wins at the landing cell of another column (unchanged by the
         disc) or at the cell just above the disc (the disc below does not change that cell's lines)."""
         self._check_states(states)
-        own, opponent, opponent_above = self._tactics(states)
-        others = opponent.sum(axis=1, keepdims=True) - opponent
-        loses = self.legal_mask(states) & ~own & ((others > 0) | opponent_above)
-        return np.where(own, 1, np.where(loses, -1, 0)).astype(np.int8)
+        return line_move_outcomes(states, self.height, self.width, self.n_in_row, gravity=True)
 
     def _last_move_cells(self, states: np.ndarray) -> np.ndarray:
         """The last disc is the topmost one of the last column: [B, S] -> [B] int64 cell, -1 before any move."""

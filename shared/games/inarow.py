@@ -11,7 +11,7 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_PLAYER, F_PLY
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line, completion_cells
+from shared.games.lines import completes_line, line_move_outcomes
 
 
 class InARowGame(GridGame):
@@ -45,25 +45,13 @@ class InARowGame(GridGame):
         return new
 
     # ----- tactics -------------------------------------------------------------------------------
-    def _own_and_opponent_wins(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Immediate winning cells of the side to move and of its opponent: [B, S] -> two [B, A] bool (none when over)."""
-        first, second = completion_cells(states[:, : self.num_cells], self.height, self.width, self.n_in_row)
-        live = (states[:, self.num_cells + F_DONE] == 0)[:, None]
-        first_to_move = (states[:, self.num_cells + F_PLAYER] == 1)[:, None]
-        own = np.where(first_to_move, first, second) & live
-        return own, np.where(first_to_move, second, first) & live
-
     def winning_moves(self, states: np.ndarray) -> np.ndarray:
         """[B, S] int16 -> [B, A] bool: empty cells that complete n in a row for the side to move."""
-        self._check_states(states)
-        return self._own_and_opponent_wins(states)[0]
+        return self.move_outcomes(states) == 1
 
     def move_outcomes(self, states: np.ndarray) -> np.ndarray:
         """[B, S] int16 -> [B, A] int8 (see `Game.move_outcomes`), complete: a stone never removes a winning cell
         of the opponent except by filling it, so a non-winning move loses exactly when the opponent has a winning
-        cell other than the one played."""
+        cell other than the one played (`shared.games.lines.line_move_outcomes`)."""
         self._check_states(states)
-        own, opponent = self._own_and_opponent_wins(states)
-        others = opponent.sum(axis=1, keepdims=True) - opponent          # opponent's winning cells besides a
-        legal = self.legal_mask(states)
-        return np.where(own, 1, np.where(legal & (others > 0), -1, 0)).astype(np.int8)
+        return line_move_outcomes(states, self.height, self.width, self.n_in_row, gravity=False)

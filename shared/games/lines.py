@@ -8,6 +8,9 @@ boards. "n OR MORE" (freestyle, overlines included) wins.
 (its immediate winning cells, ignoring whose turn it is and gravity), found with a sliding window sum along
 every line of the board.
 
+`line_move_outcomes`: Game.move_outcomes for n-in-a-row games, stones placed anywhere (gravity=False) or dropped
+into columns (gravity=True, Connect Four), from the completion cells, in one compiled pass.
+
 `same_colour_run` is the plain numpy building block the first version used (kept for reference and tests).
 Kernels are compiled on first use and cached on disk.
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from shared.games.base import F_DONE, F_PLAYER
 
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -83,6 +88,64 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     second = np.zeros(cells.shape, bool)
     _completion_cells(cells, height, width, n_in_row, first, second)
     return first, second
+
+
+def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: int, gravity: bool) -> np.ndarray:
+    """Move outcomes for the side to move (see Game.move_outcomes): states [B, S] int16 -> [B, A] int8, with
+    A = H*W cells (gravity=False) or W columns (gravity=True).
+
+    +1: the move completes n in a row. -1: it does not, and the opponent then has a winning cell: another of its
+    current winning cells (a stone never removes one except by filling it), or, with gravity, the cell just above
+    the disc (whose lines the disc below does not touch). Exact for freestyle n-in-a-row rules.
+    """
+    cells = np.ascontiguousarray(states[:, : height * width])
+    first_to_move = states[:, height * width + F_PLAYER] == 1
+    live = states[:, height * width + F_DONE] == 0
+    first = np.zeros(cells.shape, bool)
+    second = np.zeros(cells.shape, bool)
+    _completion_cells(cells, height, width, n_in_row, first, second)
+    num_actions = width if gravity else height * width
+    out = np.zeros((cells.shape[0], num_actions), np.int8)
+    _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out):
+    for b in range(cells.shape[0]):
+        if not live[b]:
+            continue
+        own, opponent = (first[b], second[b]) if first_to_move[b] else (second[b], first[b])
+        if not gravity:
+            threats = 0
+            for cell in range(height * width):
+                threats += opponent[cell]
+            for cell in range(height * width):
+                if cells[b, cell] != 0:
+                    continue                                           # occupied: illegal
+                if own[cell]:
+                    out[b, cell] = 1
+                elif threats - opponent[cell] > 0:
+                    out[b, cell] = -1                                  # the opponent still has a winning cell
+            continue
+        threats = 0
+        for col in range(width):                                       # opponent wins at the landing cells
+            row = height - 1
+            while row >= 0 and cells[b, row * width + col] != 0:
+                row -= 1
+            if row >= 0:
+                threats += opponent[row * width + col]
+        for col in range(width):
+            row = height - 1
+            while row >= 0 and cells[b, row * width + col] != 0:
+                row -= 1
+            if row < 0:
+                continue                                               # full column: illegal
+            landing = row * width + col
+            if own[landing]:
+                out[b, col] = 1
+            elif threats - opponent[landing] > 0 or (row >= 1 and opponent[landing - width]):
+                out[b, col] = -1
 
 
 @numba.njit(cache=True, nogil=True)
