@@ -16,6 +16,8 @@ Kernels are compiled on first use and cached on disk.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numba
 import numpy as np
 
@@ -86,7 +88,7 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     cells = np.ascontiguousarray(cells)
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, height, width, n_in_row, first, second)
+    _completion_cells(cells, _line_table(height, width, n_in_row), n_in_row, first, second)
     return first, second
 
 
@@ -103,7 +105,7 @@ def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: in
     live = states[:, height * width + F_DONE] == 0
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, height, width, n_in_row, first, second)
+    _completion_cells(cells, _line_table(height, width, n_in_row), n_in_row, first, second)
     num_actions = width if gravity else height * width
     out = np.zeros((cells.shape[0], num_actions), np.int8)
     _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out)
@@ -148,44 +150,46 @@ def _outcomes_from_completions(cells, first_to_move, live, first, second, height
                 out[b, col] = -1
 
 
+@lru_cache(maxsize=64)
+def _line_table(height: int, width: int, n_in_row: int) -> np.ndarray:
+    """Every line of the board long enough for n in a row: [L, 3] int64 rows (first flat cell, flat step, length):
+    rows, columns, and the diagonals and anti-diagonals starting on the top row or on a side column."""
+    lines = [(r * width, 1, width) for r in range(height)] + [(c, width, height) for c in range(width)]
+    for c in range(width):
+        lines += [(c, width + 1, min(height, width - c)), (c, width - 1, min(height, c + 1))]
+    for r in range(1, height):
+        lines += [(r * width, width + 1, min(height - r, width)),
+                  (r * width + width - 1, width - 1, min(height - r, width))]
+    table = np.array([line for line in lines if line[2] >= n_in_row], np.int64).reshape(-1, 3)
+    table.setflags(write=False)
+    return table
+
+
 @numba.njit(cache=True, nogil=True)
-def _scan_line(board, start, step, length, n_in_row, b, first, second):
-    """Slide a window of n cells along one line (`length` cells from flat `start`, `step` apart) and mark the
-    empty cell of every window that is one short: sum +(n - 1) in first[b], -(n - 1) in second[b]."""
+def _completion_cells(cells, lines, n_in_row, first, second):
+    """Slide a window of n cells along every line; mark the empty cell of every window that is one short:
+    sum +(n - 1) in first, -(n - 1) in second."""
     short = n_in_row - 1
-    total = 0
-    for k in range(length):
-        total += board[start + k * step]
-        if k >= n_in_row:
-            total -= board[start + (k - n_in_row) * step]             # the cell that left the window
-        if k >= n_in_row - 1 and (total == short or total == -short):
-            for back in range(n_in_row):                               # mark the window's empty cell
-                cell = start + (k - back) * step
-                if board[cell] == 0:
-                    if total == short:
-                        first[b, cell] = True
-                    else:
-                        second[b, cell] = True
-
-
-@numba.njit(cache=True, nogil=True)
-def _completion_cells(cells, height, width, n_in_row, first, second):
     for b in range(cells.shape[0]):
         board = cells[b]
         stones_first, stones_second = 0, 0
         for cell in range(board.shape[0]):
             stones_first += board[cell] == 1
             stones_second += board[cell] == -1
-        if max(stones_first, stones_second) < n_in_row - 1:
+        if max(stones_first, stones_second) < short:
             continue                                                   # too few stones for any winning cell
-        for r in range(height):                                        # rows
-            _scan_line(board, r * width, 1, width, n_in_row, b, first, second)
-        for c in range(width):                                         # columns
-            _scan_line(board, c, width, height, n_in_row, b, first, second)
-        for c in range(width):                                         # diagonals from the top row ...
-            _scan_line(board, c, width + 1, min(height, width - c), n_in_row, b, first, second)
-            _scan_line(board, c, width - 1, min(height, c + 1), n_in_row, b, first, second)
-        for r in range(1, height):                                     # ... and from the left / right columns
-            _scan_line(board, r * width, width + 1, min(height - r, width), n_in_row, b, first, second)
-            _scan_line(board, r * width + width - 1, width - 1, min(height - r, width), n_in_row, b, first,
-                       second)
+        for line in range(lines.shape[0]):
+            start, step, length = lines[line, 0], lines[line, 1], lines[line, 2]
+            total = 0
+            for k in range(length):
+                total += board[start + k * step]
+                if k >= n_in_row:
+                    total -= board[start + (k - n_in_row) * step]     # the cell that left the window
+                if k >= short and (total == short or total == -short):
+                    for back in range(n_in_row):                       # mark the window's empty cell
+                        cell = start + (k - back) * step
+                        if board[cell] == 0:
+                            if total == short:
+                                first[b, cell] = True
+                            else:
+                                second[b, cell] = True
