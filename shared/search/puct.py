@@ -137,10 +137,10 @@ def build_top_actions(slot, node, nodes, children, prior, top_actions):
     best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
     best_a = np.empty(k_max, np.int16)
     count = 0
-    row, child_row = prior[slot, node], children[slot, node]
-    for a in range(row.shape[0]):
-        if row[a] != f32(-np.inf) and child_row[a] == UNVISITED:       # legal, and not created yet
-            count = insert_top(best_p, best_a, count, row[a], a)
+    for a in range(prior.shape[2]):
+        p = prior[slot, node, a]
+        if p != f32(-np.inf) and children[slot, node, a] == UNVISITED:  # legal, and not created yet
+            count = insert_top(best_p, best_a, count, p, a)
     for j in range(count):
         top_actions[slot, node, j] = best_a[j]
     nodes[slot, node].top_count = count

@@ -195,15 +195,19 @@ class TreeStorage:
 def _gather_states(slots, node_ids, node_states):
     out = np.empty((slots.shape[0], node_states.shape[2]), np.int16)
     for k in range(slots.shape[0]):
-        out[k] = node_states[slots[k], node_ids[k]]
+        slot, node = slots[k], node_ids[k]
+        for i in range(node_states.shape[2]):                          # element loop: no array views per row
+            out[k, i] = node_states[slot, node, i]
     return out
 
 
 @kernel
 def _store_leaves(slots, node_ids, states, terminal, terminal_value, solver, node_states, nodes):
     for k in range(slots.shape[0]):
-        node_states[slots[k], node_ids[k]] = states[k]
-        record = nodes[slots[k], node_ids[k]]
+        slot, node = slots[k], node_ids[k]
+        for i in range(node_states.shape[2]):
+            node_states[slot, node, i] = states[k, i]
+        record = nodes[slot, node]
         record.terminal = terminal[k]
         record.terminal_value = np.int8(terminal_value[k])             # -1, 0 or +1 (Game.terminal_value)
         if solver:
@@ -270,25 +274,27 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
     for k in range(count):
         slot, node = slots[k], node_ids[k]
         total = max(totals[k], f32(1e-30))
-        row, child_row, proven_row = prior[slot, node], children[slot, node], edge_proven[slot, node]
-        # Separate simple passes over the row (the compiler vectorises them; the node is expanded once, childless).
+        # Separate simple passes over the rows (element loops, no array views; the node is expanded once,
+        # childless).
         for a in range(num_actions):
-            row[a] = weights[k, a] / total if legal[k, a] else minus_inf
-        child_row[:] = UNVISITED
+            prior[slot, node, a] = weights[k, a] / total if legal[k, a] else minus_inf
+        for a in range(num_actions):
+            children[slot, node, a] = UNVISITED
         wins, all_lose, any_proven = False, True, False
         if no_outcomes:
-            proven_row[:] = 0
+            for a in range(num_actions):
+                edge_proven[slot, node, a] = 0
         else:
             for a in range(num_actions):
                 outcome = outcomes[k, a] if legal[k, a] else 0
-                proven_row[a] = outcome
+                edge_proven[slot, node, a] = outcome
                 wins |= outcome == 1
                 all_lose &= outcome == -1 or not legal[k, a]
                 any_proven |= outcome != 0
         # Rank: after the first K legal priors, an action enters the list only when it beats the K-th.
         ranked, floor = 0, minus_inf
         for a in range(num_actions):
-            p = row[a]
+            p = prior[slot, node, a]
             if p > floor or (ranked < k_max and p != minus_inf):
                 ranked = insert_top(best_p, best_a, ranked, p, a)
                 if ranked == k_max:
