@@ -1,6 +1,7 @@
 """Batched PUCT search (AlphaZero style), self-play, players and matches. Importable without torch.
 
     BatchedMCTS(game, evaluate, SearchConfig(...), rng).search(states, add_noise) -> SearchResult
+    choose_moves(result, temperature, rng) -> actions (proven wins first, never an avoidable proven loss)
     play_selfplay_games(game, evaluate, num_games, SelfPlayConfig(search=...), rng) -> SelfPlayRecords
     play_match(game, player_a, player_b, opening_set(game, count, seed)) -> MatchResult
 

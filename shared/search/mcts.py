@@ -1,6 +1,7 @@
 """Batched PUCT Monte Carlo tree search over many games at once (AlphaZero style), with an MCTS-solver.
 
-The trees of all games live in one `TreeStorage` (struct of arrays, batch first). One search step runs, for
+The trees of all games live in one `TreeStorage` (arrays, batch first; numba kernels do the per-node work, see
+shared.search.jit for the compile cache). One search step runs, for
 `leaves_per_step` rounds, SELECT (a compiled descent of every searched tree, virtual loss keeps the rounds
 apart, new children are created on the way) and the game's `step` for the new leaves; then EVALUATE (ONE
 evaluator call for all new non-terminal leaves of all trees), EXPAND (priors, and with the solver the game's
@@ -11,9 +12,10 @@ Batch subsets: every tree lives in a "slot". `search(states, ..., slots=idx)` se
 the played actions. With `slots=None` the states fill slots 0..B-1. A self-play loop keeps slot g for game g and
 passes the indices of the unfinished games.
 
-Tree reuse: `advance` keeps the played child's subtree as the slot's new, compact tree. The next `search` reuses
-it when the given state equals the stored root and the subtree leaves room for the new simulations (capacity
-1 + 2 * num_simulations nodes, or 1 + num_simulations without reuse); otherwise that slot starts fresh.
+Tree reuse: `advance` keeps the played child's subtree as the slot's new tree (the other nodes go to the slot's
+free list, see shared.search.reuse). The next `search` reuses it when the given state equals the stored root and
+the subtree leaves room for the new simulations (capacity 1 + 2 * num_simulations nodes, or 1 + num_simulations
+without reuse); otherwise that slot starts fresh.
 Each search adds `num_simulations` new simulations on top of the reused visits.
 
 Solver (SearchConfig.solver, on by default; rules in shared.search.backup and shared.search.puct): the game's
@@ -256,17 +258,21 @@ class BatchedMCTS:
         selections: list[Selection] = []
         pending: list[tuple[np.ndarray, ...]] = []
         for k in range(rounds):
+            # 1. SELECT one leaf per tree (creating new children, adding virtual loss) ...
             sel = select_leaves(self._tree, slots, config.c_puct, config.fpu_reduction, config.virtual_loss,
                                 config.solver)
             ids = slice(k * count, (k + 1) * count)
             leaf_values[ids] = sel.leaf_value                  # exact for terminal and proven leaves
             collided[ids] = sel.leaf_kind == LEAF_PENDING
+            # ... and compute the new children's positions (game.step).
             new_leaves = self._create_leaves(slots, sel, k * count, leaf_values)
             if new_leaves is not None:
                 pending.append(new_leaves)
             selections.append(sel)
         if pending:
+            # 2. EVALUATE all new non-terminal leaves in one call, 3. EXPAND them.
             self._evaluate_and_expand(leaf_values, *(np.concatenate(column) for column in zip(*pending)))
+        # 4. BACK UP every path, then propagate proven results.
         backup_step(self._tree, slots, selections, leaf_values, collided, config.virtual_loss, config.solver)
 
     def _create_leaves(self, slots: np.ndarray, sel: Selection, offset: int,
