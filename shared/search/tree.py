@@ -24,7 +24,7 @@ no Python object per node.
                                            side to move is the opponent)
     top_actions        [B, N, K]  int16    K legal actions with the highest priors, by prior descending and action
                                            ascending, among those not created when the list was last ranked
-                                           (K = TOP_K); see `shared.search.puct`
+                                           (K = top_k(A)); see `shared.search.puct`
     node_states        [B, N, S]  int16    the node's position
     num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
     alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
@@ -54,8 +54,12 @@ NO_PARENT = -1
 UNVISITED = -1
 NO_ACTION = -1
 NO_CHILD = -1
-#: How many best-prior actions each node keeps sorted for selection.
-TOP_K = 8
+
+
+def top_k(num_actions: int) -> int:
+    """How many best-prior actions each node keeps ranked for selection: all of them in games of up to 16 actions,
+    else 4 (the ranking cost per expanded node grows with K; a node whose list runs out ranks its row again)."""
+    return num_actions if num_actions <= 16 else 4
 
 
 NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("action", np.int32),
@@ -80,7 +84,7 @@ class TreeStorage:
         self.prior = np.empty((num_slots, capacity, num_actions), np.float32)
         self.children = np.full((num_slots, capacity, num_actions), UNVISITED, np.int32)
         self.edge_proven = np.empty((num_slots, capacity, num_actions), np.int8)
-        self.top_actions = np.empty((num_slots, capacity, TOP_K), np.int16)
+        self.top_actions = np.empty((num_slots, capacity, top_k(num_actions)), np.int16)
         self.node_states = np.empty((num_slots, capacity, state_size), np.int16)
         self.num_nodes = np.zeros(num_slots, np.int32)
         self.alloc = np.zeros((num_slots, 2), np.int32)
