@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from shared.games import make_game
 from shared.games.base import F_PLAYER, F_WINNER
@@ -57,3 +58,24 @@ def test_move_cap_ends_games_as_draws() -> None:
     _, rec, _ = _play(num_games=3, max_moves=2)
     assert rec.game_lengths.tolist() == [2, 2, 2] and rec.results.tolist() == [0, 0, 0]
     assert (rec.z == 0).all()
+
+
+#: Self-play games of the search BEFORE it was compiled and given a solver (commit 43d4b05), with the same seeds:
+#: (game, games, simulations, leaves per step, action sequences). With the solver off the rewrite plays them
+#: move for move (tree reuse, leaves_per_step > 1, Othello passes included).
+GAMES_OF_THE_NUMPY_SEARCH = [
+    ('tictactoe', 3, 24, 1, [[3, 5, 7, 0, 8, 6, 2, 4, 1], [2, 6, 3, 8, 7, 4, 0, 1, 5], [1, 5, 3, 6, 7, 4, 2, 0, 8]]),
+    ('connect4', 2, 24, 2, [[1, 4, 0, 4, 0, 2, 2, 2, 0, 2, 0], [5, 1, 4, 0, 4, 1, 5, 1, 0, 1]]),
+    ('gomoku-6x6-4', 2, 16, 1, [[1, 20, 2, 24, 25, 27, 14, 35, 10, 15, 32, 0, 19, 8, 7, 4, 30, 13, 9, 17, 34, 6], [1, 7, 31, 23, 27, 26, 25, 15, 24, 17, 6, 3, 0, 14, 10, 30, 20, 4, 9, 16]]),
+    ('othello-6x6', 1, 12, 3, [[22, 28, 13, 7, 34, 9, 10, 19, 3, 5, 24, 23, 16, 8, 17, 11, 12, 27, 4, 33, 25, 31, 35, 29, 6, 26, 18, 2, 30, 0, 1, 36, 32]]),
+]
+
+
+@pytest.mark.parametrize("game_name, games, sims, leaves_per_step, expected", GAMES_OF_THE_NUMPY_SEARCH)
+def test_selfplay_without_the_solver_replays_the_former_search(game_name, games, sims, leaves_per_step,
+                                                               expected) -> None:
+    game = make_game(game_name)
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=sims, leaves_per_step=leaves_per_step,
+                                                solver=False), temperature_moves=4)
+    rec = play_selfplay_games(game, HashEvaluator(game, seed=2), games, config, np.random.default_rng(11))
+    assert [rec.action[rec.game_id == g].astype(int).tolist() for g in range(games)] == expected
