@@ -88,7 +88,7 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     cells = np.ascontiguousarray(cells)
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, _line_table(height, width, n_in_row), n_in_row, first, second)
+    _completion_cells(cells, _line_table(height, width, n_in_row), height, width, n_in_row, first, second)
     return first, second
 
 
@@ -105,7 +105,7 @@ def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: in
     live = states[:, height * width + F_DONE] == 0
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, _line_table(height, width, n_in_row), n_in_row, first, second)
+    _completion_cells(cells, _line_table(height, width, n_in_row), height, width, n_in_row, first, second)
     num_actions = width if gravity else height * width
     out = np.zeros((cells.shape[0], num_actions), np.int8)
     _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out)
@@ -152,36 +152,60 @@ def _outcomes_from_completions(cells, first_to_move, live, first, second, height
 
 @lru_cache(maxsize=64)
 def _line_table(height: int, width: int, n_in_row: int) -> np.ndarray:
-    """Every line of the board long enough for n in a row: [L, 3] int64 rows (first flat cell, flat step, length):
-    rows, columns, and the diagonals and anti-diagonals starting on the top row or on a side column."""
-    lines = [(r * width, 1, width) for r in range(height)] + [(c, width, height) for c in range(width)]
+    """Every line of the board long enough for n in a row: [L, 5] int64 rows (first row, first column, row step,
+    column step, length): rows, columns, and the diagonals and anti-diagonals starting on the top row or on a
+    side column."""
+    lines = [(r, 0, 0, 1, width) for r in range(height)] + [(0, c, 1, 0, height) for c in range(width)]
     for c in range(width):
-        lines += [(c, width + 1, min(height, width - c)), (c, width - 1, min(height, c + 1))]
+        lines += [(0, c, 1, 1, min(height, width - c)), (0, c, 1, -1, min(height, c + 1))]
     for r in range(1, height):
-        lines += [(r * width, width + 1, min(height - r, width)),
-                  (r * width + width - 1, width - 1, min(height - r, width))]
-    table = np.array([line for line in lines if line[2] >= n_in_row], np.int64).reshape(-1, 3)
+        lines += [(r, 0, 1, 1, min(height - r, width)), (r, width - 1, 1, -1, min(height - r, width))]
+    table = np.array([line for line in lines if line[4] >= n_in_row], np.int64).reshape(-1, 5)
     table.setflags(write=False)
     return table
 
 
 @numba.njit(cache=True, nogil=True)
-def _completion_cells(cells, lines, n_in_row, first, second):
+def _completion_cells(cells, lines, height, width, n_in_row, first, second):
     """Slide a window of n cells along every line; mark the empty cell of every window that is one short:
-    sum +(n - 1) in first, -(n - 1) in second."""
+    sum +(n - 1) in first, -(n - 1) in second. A one-short window holds n - 1 stones, so only the part of a line
+    within one cell of the stones' bounding box is scanned (sparse boards are cheap)."""
     short = n_in_row - 1
     for b in range(cells.shape[0]):
         board = cells[b]
         stones_first, stones_second = 0, 0
+        row_lo, row_hi, col_lo, col_hi = height, -1, width, -1
         for cell in range(board.shape[0]):
-            stones_first += board[cell] == 1
-            stones_second += board[cell] == -1
+            if board[cell] != 0:
+                stones_first += board[cell] == 1
+                stones_second += board[cell] == -1
+                r, c = cell // width, cell % width
+                row_lo, row_hi = min(row_lo, r), max(row_hi, r)
+                col_lo, col_hi = min(col_lo, c), max(col_hi, c)
         if max(stones_first, stones_second) < short:
             continue                                                   # too few stones for any winning cell
         for line in range(lines.shape[0]):
-            start, step, length = lines[line, 0], lines[line, 1], lines[line, 2]
+            r0, c0, d_row, d_col, length = lines[line, 0], lines[line, 1], lines[line, 2], lines[line, 3], lines[line, 4]
+            # Steps k of this line inside the bounding box.
+            k_lo, k_hi = 0, length - 1
+            if d_row == 0:
+                if r0 < row_lo or r0 > row_hi:
+                    continue
+            else:
+                k_lo, k_hi = max(k_lo, row_lo - r0), min(k_hi, row_hi - r0)
+            if d_col == 0:
+                if c0 < col_lo or c0 > col_hi:
+                    continue
+            elif d_col == 1:
+                k_lo, k_hi = max(k_lo, col_lo - c0), min(k_hi, col_hi - c0)
+            else:
+                k_lo, k_hi = max(k_lo, c0 - col_hi), min(k_hi, c0 - col_lo)
+            k_lo, k_hi = max(k_lo - 1, 0), min(k_hi + 1, length - 1)  # a window may reach one cell beyond
+            if k_hi - k_lo + 1 < n_in_row:
+                continue
+            start, step = (r0 + k_lo * d_row) * width + c0 + k_lo * d_col, d_row * width + d_col
             total = 0
-            for k in range(length):
+            for k in range(k_hi - k_lo + 1):
                 total += board[start + k * step]
                 if k >= n_in_row:
                     total -= board[start + (k - n_in_row) * step]     # the cell that left the window
