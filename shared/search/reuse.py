@@ -13,12 +13,11 @@ from shared.search.jit import kernel
 from shared.search.tree import NO_ACTION, NO_CHILD, NO_PARENT, ROOT, UNVISITED, TreeStorage
 
 
-def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray, remap: np.ndarray | None = None) -> np.ndarray:
+def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Advance the trees of `slots` [K] by `actions` [K]; returns kept [K] bool.
 
     A tree is kept when it is valid and the root's child for the action exists and is expanded (evaluated,
-    non-terminal); other trees are invalidated (the next search starts them fresh). `remap` is unused (kept for
-    callers of the former signature).
+    non-terminal); other trees are invalidated (the next search starts them fresh).
     """
     slots = np.ascontiguousarray(slots, np.int64)
     return _keep_kernel(slots, np.ascontiguousarray(actions, np.int64), tree.valid, tree.node_states,
