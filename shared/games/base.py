@@ -100,6 +100,35 @@ class Game(abc.ABC):
         value = states[:, base + F_WINNER].astype(np.float32) * states[:, base + F_PLAYER].astype(np.float32)
         return np.where(done, value, np.float32(0.0)).astype(np.float32)
 
+    # ----- tactics (used by the search's solver) -------------------------------------------
+    #: True when `move_outcomes` is cheap enough to call at every node the search expands (about as cheap as
+    #: `step`); the generic default is not, so the search then asks only at its roots.
+    fast_move_outcomes: bool = False
+
+    def winning_moves(self, states: np.ndarray) -> np.ndarray:
+        """Legal actions that end the game at once with a win for the side to move: [B, S] int16 -> [B, A] bool.
+
+        Generic default: steps every legal action (exact for any game; a game may override it with a faster
+        exact method). All False for terminal states.
+        """
+        out = np.zeros((states.shape[0], self.num_actions), dtype=bool)
+        rows, actions = np.nonzero(self.legal_mask(states))
+        if rows.size:
+            children = self.step(states[rows], actions)
+            # Sign flip: the child's value is from the opponent's view, so -1 there is a win for the mover here.
+            out[rows, actions] = self.is_terminal(children) & (self.terminal_value(children) < 0)
+        return out
+
+    def move_outcomes(self, states: np.ndarray) -> np.ndarray:
+        """What each legal action leads to at once, for the side to move: [B, S] int16 -> [B, A] int8.
+
+        +1: the action wins at once (every such action is marked: this is `winning_moves`).
+        -1: the action does not end the game and the opponent can then win at once (every -1 is exact, but a
+            game may leave such actions at 0 when finding them is expensive; the generic default marks none).
+         0: anything else, and illegal actions.
+        """
+        return self.winning_moves(states).astype(np.int8)
+
     def to_play(self, states: np.ndarray) -> np.ndarray:
         """Player to move: [B, S] -> [B] int16, +1 first player, -1 second player."""
         return states[:, self.num_cells + F_PLAYER]

@@ -17,7 +17,7 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, GameError
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line
+from shared.games.lines import completes_line, line_move_outcomes
 from shared.games.notation import parse_digit, parse_digit_moves, render_grid
 
 _WHAT = "Connect Four column"
@@ -29,6 +29,7 @@ class Connect4(GridGame):
 
     family = "connect4"
     n_in_row = 4
+    fast_move_outcomes = True
 
     def __init__(self) -> None:
         super().__init__("connect4", 6, 7, num_actions=7, num_planes=BASE_PLANES, symmetry_group="mirror")
@@ -57,6 +58,18 @@ class Connect4(GridGame):
         board_full = states[:, self.num_cells + F_PLY] + 1 >= self.num_cells
         self._record_move(new, actions, done=won | board_full, winner=np.where(won, mover, 0))
         return new
+
+    # ----- tactics -------------------------------------------------------------------------------
+    def winning_moves(self, states: np.ndarray) -> np.ndarray:
+        """[B, S] int16 -> [B, 7] bool: columns whose disc completes four in a row for the side to move."""
+        return self.move_outcomes(states) == 1
+
+    def move_outcomes(self, states: np.ndarray) -> np.ndarray:
+        """[B, S] int16 -> [B, 7] int8 (see `Game.move_outcomes`), complete: after a non-winning disc in column c
+        the opponent wins at once exactly when it wins at the landing cell of another column (unchanged by the
+        disc) or at the cell just above the disc (the disc below does not change that cell's lines)."""
+        self._check_states(states)
+        return line_move_outcomes(states, self.height, self.width, self.n_in_row, gravity=True)
 
     def _last_move_cells(self, states: np.ndarray) -> np.ndarray:
         """The last disc is the topmost one of the last column: [B, S] -> [B] int64 cell, -1 before any move."""

@@ -11,11 +11,13 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_PLAYER, F_PLY
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line
+from shared.games.lines import completes_line, line_move_outcomes
 
 
 class InARowGame(GridGame):
     """Stones are placed on empty cells; `n_in_row` or more in a line (overlines included) wins."""
+
+    fast_move_outcomes = True
 
     def __init__(self, name: str, height: int, width: int, n_in_row: int) -> None:
         group = "dihedral" if height == width else "rectangle"
@@ -41,3 +43,15 @@ class InARowGame(GridGame):
         board_full = states[:, self.num_cells + F_PLY] + 1 >= self.num_cells
         self._record_move(new, actions, done=won | board_full, winner=np.where(won, mover, 0))
         return new
+
+    # ----- tactics -------------------------------------------------------------------------------
+    def winning_moves(self, states: np.ndarray) -> np.ndarray:
+        """[B, S] int16 -> [B, A] bool: empty cells that complete n in a row for the side to move."""
+        return self.move_outcomes(states) == 1
+
+    def move_outcomes(self, states: np.ndarray) -> np.ndarray:
+        """[B, S] int16 -> [B, A] int8 (see `Game.move_outcomes`), complete: a stone never removes a winning cell
+        of the opponent except by filling it, so a non-winning move loses exactly when the opponent has a winning
+        cell other than the one played (`shared.games.lines.line_move_outcomes`)."""
+        self._check_states(states)
+        return line_move_outcomes(states, self.height, self.width, self.n_in_row, gravity=False)

@@ -1,6 +1,7 @@
 """Batched PUCT search (AlphaZero style), self-play, players and matches. Importable without torch.
 
     BatchedMCTS(game, evaluate, SearchConfig(...), rng).search(states, add_noise) -> SearchResult
+    choose_moves(result, temperature, rng) -> actions (proven wins first, never an avoidable proven loss)
     play_selfplay_games(game, evaluate, num_games, SelfPlayConfig(search=...), rng) -> SelfPlayRecords
     play_match(game, player_a, player_b, opening_set(game, count, seed)) -> MatchResult
 
@@ -14,7 +15,7 @@ from shared.search.errors import ArenaError, EvaluatorError, SearchError
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig, SearchResult
 from shared.search.openings import opening_set
 from shared.search.players import MCTSPlayer, MinimaxPlayer, Player, PureMCTSPlayer, RandomPlayer
-from shared.search.policy import masked_softmax, select_actions
+from shared.search.policy import choose_moves, masked_softmax, select_actions
 from shared.search.rollout import RolloutEvaluator
 from shared.search.selfplay import SelfPlayConfig, SelfPlayRecords, play_selfplay_games
 from shared.search.tree import NO_ACTION, NO_PARENT, ROOT, UNVISITED
@@ -23,5 +24,5 @@ __all__ = [
     "ArenaError", "BatchedMCTS", "Evaluator", "EvaluatorError", "MCTSPlayer", "MatchGame", "MatchResult",
     "MinimaxPlayer", "NO_ACTION", "NO_PARENT", "Player", "PureMCTSPlayer", "ROOT", "RandomPlayer",
     "RolloutEvaluator", "SearchConfig", "SearchError", "SearchResult", "SelfPlayConfig", "SelfPlayRecords",
-    "UNVISITED", "masked_softmax", "opening_set", "play_match", "play_selfplay_games", "select_actions",
+    "UNVISITED", "choose_moves", "masked_softmax", "opening_set", "play_match", "play_selfplay_games", "select_actions",
 ]

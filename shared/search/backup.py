@@ -1,60 +1,88 @@
-"""Backup of one search step: every selected path at once, with one np.add.at per statistic.
+"""Backup of one search step, and the MCTS-solver's propagation of proven results.
 
-Additions commute, so instead of walking up one level at a time the step's edges (all rounds, all trees, all
-depths) are gathered into flat arrays and updated together; np.add.at accumulates correctly where paths share
-ancestors (several rounds of the same tree in one step).
+Every selected path is walked up from its leaf through the `parent` links (compiled, one tree after the other,
+rounds in order), replacing the virtual visit of selection by the real one. Edge statistics are the child's
+own (see shared.search.tree), so each node on the path is updated once.
 
-Signs: a leaf's value v is from the leaf's side to move. A node on the path at depth d, with the leaf at depth D,
-receives v when D - d is even and -v when it is odd (the side to move alternates at every ply). The root (d = 0)
+Signs: a leaf's value v is from the leaf's side to move. Walking up one ply flips the sign (the side to move
+alternates at every ply), so a node at depth d with the leaf at depth D receives (-1)^(D - d) * v; the root
 follows the same rule.
+
+Solver (MCTS-solver): a node is a proven WIN for its side to move when one of its actions is a proven win
+(its child is a proven loss for the child's mover, or the game says the action wins at once); it is a proven
+LOSS when every legal action is a proven loss (its child is a proven win for the child's mover, or the game
+says the opponent then wins at once). Terminal nodes are proven by their exact value. Draws are not proven:
+a drawn terminal node backs up its exact 0, but a node is never marked as a proven draw (so a proven loss
+needs every legal action to LOSE; a node whose best option is a draw stays unproven and is searched as usual).
+Paths stop at proven nodes, whose value is exact (+1 / -1, side to move there), so backed-up values from
+proven nodes are exact. After each path's values are backed up, its leaf's result is propagated upwards for
+as long as it proves the parent.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from shared.search.jit import f32, inline, kernel
 from shared.search.puct import Selection
 from shared.search.tree import ROOT, TreeStorage
 
 
-def _step_edges(selections: list[Selection]) -> tuple[np.ndarray, ...]:
-    """All edges of the step as flat arrays: (selection id, parent, action, child, child depth), each [E]."""
-    count = selections[0].leaf_parent.shape[0]
-    parts = []
-    for k, sel in enumerate(selections):
-        offset = k * count
-        parts.append((sel.edge_row + offset, sel.edge_parent, sel.edge_action, sel.edge_child, sel.edge_depth))
-        parts.append((np.arange(count) + offset, sel.leaf_parent, sel.leaf_action, sel.leaf_child, sel.leaf_depth))
-    return tuple(np.concatenate(column).astype(np.int64) for column in zip(*parts))
-
-
 def backup_step(tree: TreeStorage, slots: np.ndarray, selections: list[Selection], leaf_values: np.ndarray,
-                collided: np.ndarray, virtual_loss: float) -> None:
-    """Replace the virtual losses of a step by real values.
+                collided: np.ndarray, virtual_loss: float, solver: bool) -> None:
+    """Replace the virtual losses of a step by real values, then propagate proven results.
 
     slots [R]: the searched trees; selections: the step's rounds (each with one leaf per tree, children
     created); leaf_values [K*R] float32, leaf's side to move, ordered round-major (round k, tree r -> k*R + r);
     collided [K*R] bool: paths that stopped at a node still awaiting evaluation. Those paths only lose their
     virtual visits (no value is backed up twice for one evaluation).
     """
-    capacity, num_actions = tree.capacity, tree.num_actions
-    leaf_depth = np.concatenate([sel.leaf_depth for sel in selections]).astype(np.int64)   # [K*R]
-    sel_id, parent, action, child, depth = _step_edges(selections)
-    slot = slots[sel_id % slots.shape[0]]
-    values = leaf_values[sel_id]
-    # Flip the sign once per ply between the leaf and the node (see the module docstring).
-    signed = np.where((leaf_depth[sel_id] - depth) % 2 == 1, -values, values)
-    vl = np.float32(virtual_loss)
-    delta_value = np.where(collided[sel_id], -vl, signed - vl).astype(np.float32)
-    edge_flat = (slot * capacity + parent) * num_actions + action
-    node_flat = slot * capacity + child
-    np.add.at(tree.children_value_sum.reshape(-1), edge_flat, delta_value)
-    np.add.at(tree.node_value_sum.reshape(-1), node_flat, delta_value)
-    all_slots = np.tile(slots, len(selections))
-    root_flat = all_slots * capacity + ROOT
-    root_value = np.where(leaf_depth % 2 == 1, -leaf_values, leaf_values)      # root's own view
-    np.add.at(tree.node_value_sum.reshape(-1), root_flat, np.where(collided, 0.0, root_value).astype(np.float32))
-    if collided.any():
-        minus_one = -collided[sel_id].astype(np.int32)
-        np.add.at(tree.children_visits.reshape(-1), edge_flat, minus_one.astype(np.float32))
-        np.add.at(tree.node_visits.reshape(-1), node_flat, minus_one)
-        np.add.at(tree.node_visits.reshape(-1), root_flat, -collided.astype(np.int32))
+    leaves = np.concatenate([sel.leaf_child for sel in selections]).astype(np.int64)
+    _backup_kernel(np.ascontiguousarray(slots, np.int64), leaves, np.ascontiguousarray(leaf_values, np.float32),
+                   np.ascontiguousarray(collided), f32(virtual_loss), solver, *tree.kernel_arrays())
+
+
+@inline
+def propagate_proof(slot, node, nodes, prior, edge_proven):
+    """Carry a proven result of `node` up the tree while it proves its parent (MCTS-solver rules)."""
+    while node != ROOT and nodes[slot, node].proven != 0:
+        record = nodes[slot, node]
+        parent, action = record.parent, record.action
+        up = nodes[slot, parent]
+        # Sign flip: a win for the child's side to move is a loss for the parent's side to move.
+        edge_proven[slot, parent, action] = -record.proven
+        up.edges_proven = True
+        if up.proven != 0:
+            return                                                     # already proven: nothing new above
+        if record.proven == -1:
+            up.proven = 1                                              # one winning action suffices
+        else:
+            for a in range(prior.shape[2]):
+                if prior[slot, parent, a] != f32(-np.inf) and edge_proven[slot, parent, a] != -1:
+                    return                                             # a legal action not (yet) lost
+            up.proven = -1                                             # every legal action loses
+        node = parent
+
+
+@kernel
+def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, children, prior, edge_proven,
+                   top_actions, num_nodes, alloc):
+    count = slots.shape[0]
+    for i in range(leaves.shape[0]):
+        slot, node = slots[i % count], leaves[i]
+        value = leaf_values[i]                                          # side to move at `node`
+        if collided[i]:
+            while node != ROOT:                                         # only undo the virtual visit
+                record = nodes[slot, node]
+                record.visits -= 1
+                record.value_sum -= virtual_loss
+                node = record.parent
+            nodes[slot, ROOT].visits -= 1
+            continue
+        while node != ROOT:
+            record = nodes[slot, node]
+            record.value_sum += value - virtual_loss                    # the real value replaces the virtual loss
+            value = -value                                              # one ply up: the other side to move
+            node = record.parent
+        nodes[slot, ROOT].value_sum += value                            # root's own view (no virtual value)
+        if solver:
+            propagate_proof(slot, leaves[i], nodes, prior, edge_proven)

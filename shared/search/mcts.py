@@ -1,18 +1,28 @@
-"""Batched PUCT Monte Carlo tree search over many games at once (AlphaZero style).
+"""Batched PUCT Monte Carlo tree search over many games at once (AlphaZero style), with an MCTS-solver.
 
-The trees of all games live in one `TreeStorage` (struct of arrays, batch first). One search step selects
-`leaves_per_step` leaves in every searched tree (virtual loss keeps them apart), calls the evaluator ONCE for all
-new non-terminal leaves of all trees, expands them and backs every path up with vectorised numpy.
+The trees of all games live in one `TreeStorage` (arrays, batch first; numba kernels do the per-node work, see
+shared.search.jit for the compile cache). One search step runs, for
+`leaves_per_step` rounds, SELECT (a compiled descent of every searched tree, virtual loss keeps the rounds
+apart, new children are created on the way) and the game's `step` for the new leaves; then EVALUATE (ONE
+evaluator call for all new non-terminal leaves of all trees), EXPAND (priors, and with the solver the game's
+move outcomes) and BACK UP (a compiled walk up every path, then proven results are propagated).
 
 Batch subsets: every tree lives in a "slot". `search(states, ..., slots=idx)` searches the trees of slots `idx`
 (one state per slot) and leaves the other slots untouched; `advance(actions, slots=idx)` moves those trees down
 the played actions. With `slots=None` the states fill slots 0..B-1. A self-play loop keeps slot g for game g and
 passes the indices of the unfinished games.
 
-Tree reuse: `advance` keeps the played child's subtree as the slot's new, compact tree. The next `search` reuses
-it when the given state equals the stored root and the subtree leaves room for the new simulations (capacity
-1 + 2 * num_simulations nodes, or 1 + num_simulations without reuse); otherwise that slot starts fresh.
+Tree reuse: `advance` keeps the played child's subtree as the slot's new tree (the other nodes go to the slot's
+free list, see shared.search.reuse). The next `search` reuses it when the given state equals the stored root and
+the subtree leaves room for the new simulations (capacity 1 + 2 * num_simulations nodes, or 1 + num_simulations
+without reuse); otherwise that slot starts fresh.
 Each search adds `num_simulations` new simulations on top of the reused visits.
+
+Solver (SearchConfig.solver, on by default; rules in shared.search.backup and shared.search.puct): the game's
+`move_outcomes` marks, at every root and, for games with `fast_move_outcomes`, at every expanded node, the moves
+that win at once (+1) and those after which the opponent wins at once (-1); terminal nodes are proven by their
+result; proofs propagate up the tree; selection takes proven wins and avoids proven losses. The result reports
+them (SearchResult.proven, proven_value) for `shared.search.policy.choose_moves`.
 """
 from __future__ import annotations
 
@@ -24,8 +34,8 @@ import numpy as np
 from shared.games.base import Game
 from shared.search.backup import backup_step
 from shared.search.errors import EvaluatorError, SearchError
-from shared.search.policy import dirichlet_noise, masked_softmax
-from shared.search.puct import Selection, apply_virtual_loss, select_leaves
+from shared.search.policy import dirichlet_noise
+from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
 from shared.search.tree import ROOT, UNVISITED, TreeStorage
 
@@ -45,6 +55,7 @@ class SearchConfig:
     leaves_per_step: int = 1         # leaves selected per tree per evaluator call (virtual loss)
     virtual_loss: float = 1.0
     reuse_tree: bool = True
+    solver: bool = True              # prove wins/losses (MCTS-solver) and take/avoid them; see the module docstring
 
     def __post_init__(self) -> None:
         problems = []
@@ -74,6 +85,17 @@ class SearchResult:
     root_value: np.ndarray   # [B] float32 mean search value of the root, side to move
     q: np.ndarray            # [B, A] float32 child Q from the root player's view (0 for unvisited children)
     prior: np.ndarray        # [B, A] float32 root prior actually used (after noise), 0 for illegal actions
+    #: [B, A] int8 solver result of each root action for the root player: +1 proven win, -1 proven loss, 0 unknown
+    #: (all 0 without the solver, or when built without it)
+    proven: np.ndarray | None = None
+    #: [B] int8 solver result of the root position for its side to move: +1 won, -1 lost, 0 unknown
+    proven_value: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.proven is None:
+            self.proven = np.zeros(self.visits.shape, np.int8)
+        if self.proven_value is None:
+            self.proven_value = np.zeros(self.visits.shape[:1], np.int8)
 
 
 class BatchedMCTS:
@@ -83,7 +105,6 @@ class BatchedMCTS:
         self.game, self.config, self.rng = game, config, rng
         self._evaluate_fn = evaluate
         self._tree: TreeStorage | None = None
-        self._remap: np.ndarray | None = None
         #: evaluator calls and positions evaluated so far (for benchmarks and tests)
         self.evaluator_calls = 0
         self.evaluated_positions = 0
@@ -127,7 +148,7 @@ class BatchedMCTS:
         if not self.config.reuse_tree:
             self._tree.invalidate(slots)
             return
-        keep_subtrees(self._tree, slots, actions, self._remap)
+        keep_subtrees(self._tree, slots, actions)
 
     def reset(self) -> None:
         """Forget every tree (the storage is kept)."""
@@ -165,7 +186,6 @@ class BatchedMCTS:
         capacity = max(1 + sims + reuse_room, tree.capacity if tree is not None else 0)
         slots = max(num_slots, tree.num_slots if tree is not None else 0)
         self._tree = TreeStorage(slots, capacity, self.game.num_actions, self.game.state_size)
-        self._remap = np.empty((slots, capacity), np.int32)
 
     def _evaluate(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Call the evaluator on [M, S] int16 and validate: -> logits [M, A] float32, values [M] float32 in [-1, 1]."""
@@ -183,23 +203,40 @@ class BatchedMCTS:
 
     # ----- search internals ------------------------------------------------------------------------------
     def _prepare_roots(self, slots: np.ndarray, states: np.ndarray, sims: int) -> None:
-        """Reuse trees whose stored root equals the state and that have room; start (and evaluate) the rest."""
-        tree = self._tree
+        """Reuse trees whose stored root equals the state and that have room; start (and evaluate) the rest.
+
+        With the solver, fresh roots get the game's move outcomes; reused roots of games whose outcomes are
+        not computed at every expansion get them now (merged with what the tree has proven).
+        """
+        tree, solver = self._tree, self.config.solver
         reuse = tree.valid[slots] & (tree.num_nodes[slots] + sims <= tree.capacity) & self.config.reuse_tree
         if reuse.any():
             reuse[reuse] = (tree.node_states[slots[reuse], ROOT] == states[reuse]).all(axis=1)
+        if solver and not self.game.fast_move_outcomes and reuse.any():
+            self._merge_root_outcomes(slots[reuse], self.game.move_outcomes(states[reuse]))
         fresh_slots, fresh_states = slots[~reuse], states[~reuse]
         if fresh_slots.size == 0:
             return
         tree.init_roots(fresh_slots, fresh_states)
         logits, values = self._evaluate(fresh_states)
         legal = self.game.legal_mask(fresh_states)
-        priors = masked_softmax(logits, legal)
-        tree.set_priors(fresh_slots, np.full(fresh_slots.size, ROOT), priors, legal)
+        outcomes = self.game.move_outcomes(fresh_states) if solver else None
+        tree.expand(fresh_slots, np.full(fresh_slots.size, ROOT), logits, legal, outcomes)
         tree.node_visits[fresh_slots, ROOT] = 1
         tree.node_value_sum[fresh_slots, ROOT] = values                 # side to move at the root
-        tree.root_prior_clean[fresh_slots] = priors
+        tree.root_prior_clean[fresh_slots] = tree.root_prior(fresh_slots)   # = masked_softmax(logits, legal)
         tree.valid[fresh_slots] = True
+
+    def _merge_root_outcomes(self, slots: np.ndarray, outcomes: np.ndarray) -> None:
+        """Add move outcomes [K, A] int8 to the roots of `slots` [K] where nothing is proven yet; re-prove the roots."""
+        tree = self._tree
+        known = tree.edge_proven[slots, ROOT]
+        legal = np.isfinite(tree.prior[slots, ROOT])
+        merged = np.where(known != 0, known, outcomes * legal).astype(np.int8)
+        tree.edge_proven[slots, ROOT] = merged
+        tree.nodes["edges_proven"][slots, ROOT] = (merged != 0).any(axis=1)
+        proven = np.where((merged == 1).any(axis=1), 1, np.where(((merged == -1) | ~legal).all(axis=1), -1, 0))
+        tree.proven[slots, ROOT] = proven.astype(np.int8)
 
     def _set_root_priors(self, slots: np.ndarray, add_noise: bool) -> None:
         """Restore the clean root priors, then mix in fresh Dirichlet noise on legal moves when asked."""
@@ -211,68 +248,79 @@ class BatchedMCTS:
             noise = dirichlet_noise(legal, self.config.dirichlet_alpha, self.rng)
             prior = (np.float32(1.0) - eps) * prior + eps * noise
         tree.prior[slots, ROOT] = np.where(legal, prior, np.float32(-np.inf))
+        tree.forget_top_actions(slots, ROOT)
 
     def _run_step(self, slots: np.ndarray, rounds: int) -> None:
-        """Select `rounds` leaves per tree, evaluate the new ones in one call, back everything up."""
-        count = slots.shape[0]
-        leaf_values = np.zeros(rounds * count, np.float32)    # leaf's side to move
-        collided = np.zeros(rounds * count, bool)
+        """One search step: select `rounds` leaves per tree, evaluate the new ones in one call, expand, back up."""
+        config, count = self.config, slots.shape[0]
+        leaf_values = np.empty(rounds * count, np.float32)    # leaf's side to move
+        collided = np.empty(rounds * count, bool)
         selections: list[Selection] = []
         pending: list[tuple[np.ndarray, ...]] = []
         for k in range(rounds):
-            sel = select_leaves(self._tree, slots, self.config.c_puct, self.config.fpu_reduction)
-            ids = np.arange(count) + k * count
-            pending_k = self._classify_leaves(slots, sel, ids, leaf_values, collided)
-            if pending_k is not None:
-                pending.append(pending_k)
-            apply_virtual_loss(self._tree, slots, sel, self.config.virtual_loss)
+            # 1. SELECT one leaf per tree (creating new children, adding virtual loss) ...
+            sel = select_leaves(self._tree, slots, config.c_puct, config.fpu_reduction, config.virtual_loss,
+                                config.solver)
+            ids = slice(k * count, (k + 1) * count)
+            leaf_values[ids] = sel.leaf_value                  # exact for terminal and proven leaves
+            collided[ids] = sel.leaf_kind == LEAF_PENDING
+            # ... and compute the new children's positions (game.step).
+            new_leaves = self._create_leaves(slots, sel, k * count, leaf_values)
+            if new_leaves is not None:
+                pending.append(new_leaves)
             selections.append(sel)
         if pending:
-            self._expand(leaf_values, *(np.concatenate(column) for column in zip(*pending)))
-        backup_step(self._tree, slots, selections, leaf_values, collided, self.config.virtual_loss)
+            # 2. EVALUATE all new non-terminal leaves in one call, 3. EXPAND them.
+            self._evaluate_and_expand(leaf_values, *(np.concatenate(column) for column in zip(*pending)))
+        # 4. BACK UP every path, then propagate proven results.
+        backup_step(self._tree, slots, selections, leaf_values, collided, config.virtual_loss, config.solver)
 
-    def _classify_leaves(self, slots: np.ndarray, sel: Selection, ids: np.ndarray, leaf_values: np.ndarray,
-                         collided: np.ndarray) -> tuple[np.ndarray, ...] | None:
-        """Create new leaves; score terminal ones exactly; flag collisions. Returns the leaves to evaluate.
+    def _create_leaves(self, slots: np.ndarray, sel: Selection, offset: int,
+                       leaf_values: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """Compute the positions of the children the selection created (one `game.step` for all of them).
 
-        Fills leaf_values[ids] for terminal leaves (game.terminal_value, side to move at the leaf) and
-        collided[ids]; returns (slots, nodes, ids, states) of new non-terminal leaves, or None.
+        Terminal ones get their exact value in leaf_values[offset + r] (game.terminal_value, side to move at the
+        leaf). Returns (slots, nodes, ids, states [M, S] int16) of the new non-terminal leaves, or None.
         """
         tree = self._tree
-        new = sel.leaf_child == UNVISITED
-        existing = ~new
-        child = np.maximum(sel.leaf_child, 0)
-        known_terminal = existing & tree.terminal[slots, child]
-        collided[ids] = existing & ~known_terminal
-        leaf_values[ids[known_terminal]] = tree.terminal_value[slots[known_terminal], child[known_terminal]]
-        if not new.any():
+        rows = np.flatnonzero(sel.leaf_kind == LEAF_NEW)
+        if rows.size == 0:
             return None
-        new_slots, parents, actions = slots[new], sel.leaf_parent[new], sel.leaf_action[new]
-        child_states = self.game.step(tree.node_states[new_slots, parents], actions)
+        new_slots, nodes = slots[rows], sel.leaf_child[rows]
+        child_states = self.game.step(tree.states_of(new_slots, sel.leaf_parent[rows]), sel.leaf_action[rows])
         terminal = self.game.is_terminal(child_states)
         terminal_value = self.game.terminal_value(child_states)         # side to move in the child
-        nodes = tree.add_children(new_slots, parents, actions, child_states, terminal, terminal_value)
-        sel.leaf_child[new] = nodes
-        new_ids = ids[new]
-        leaf_values[new_ids[terminal]] = terminal_value[terminal]
-        live = ~terminal
-        if not live.any():
+        tree.set_leaf_states(new_slots, nodes, child_states, terminal, terminal_value, self.config.solver)
+        ids = rows + offset
+        leaf_values[ids] = terminal_value
+        if terminal.all():
             return None
-        return new_slots[live], nodes[live], new_ids[live], child_states[live]
+        live = ~terminal
+        return new_slots[live], nodes[live], ids[live], child_states[live]
 
-    def _expand(self, leaf_values: np.ndarray, slots: np.ndarray, nodes: np.ndarray, ids: np.ndarray,
-                states: np.ndarray) -> None:
-        """Evaluate new leaves (one evaluator call), store their priors, put their values in leaf_values[ids]."""
+    def _evaluate_and_expand(self, leaf_values: np.ndarray, slots: np.ndarray, nodes: np.ndarray, ids: np.ndarray,
+                             states: np.ndarray) -> None:
+        """Evaluate new leaves (one evaluator call), expand them (priors; with the solver, the game's move outcomes
+        when cheap) and put their values in leaf_values[ids]: the network's, or the exact +-1 of a proven leaf."""
         logits, values = self._evaluate(states)
         legal = self.game.legal_mask(states)
-        self._tree.set_priors(slots, nodes, masked_softmax(logits, legal), legal)
-        leaf_values[ids] = values                                      # side to move at the leaf
+        solver = self.config.solver and self.game.fast_move_outcomes
+        outcomes = self.game.move_outcomes(states) if solver else None
+        proven = self._tree.expand(slots, nodes, logits, legal, outcomes)      # priors: masked_softmax(logits)
+        # proven is from the leaf's side to move, like the network value.
+        leaf_values[ids] = np.where(proven != 0, proven.astype(np.float32), values) if solver else values
 
     def _result(self, slots: np.ndarray) -> SearchResult:
         tree = self._tree
-        visits = tree.children_visits[slots, ROOT].astype(np.float32)
-        value_sum = tree.children_value_sum[slots, ROOT]
+        kids = tree.children[slots, ROOT]                                # [B, A] child nodes
+        created = kids != UNVISITED
+        records = tree.nodes[slots[:, None], np.maximum(kids, 0)]         # [B, A] child records
+        visits = np.where(created, records["visits"], 0).astype(np.float32)
+        value_sum = np.where(created, records["value_sum"], np.float32(0.0))
         # Sign flip: children's sums are from the child's mover's view; Q is from the root player's view.
         q = np.where(visits > 0, -value_sum / np.maximum(visits, np.float32(1.0)), np.float32(0.0))
         root_value = tree.node_value_sum[slots, ROOT] / tree.node_visits[slots, ROOT].astype(np.float32)
-        return SearchResult(visits, root_value.astype(np.float32), q.astype(np.float32), tree.root_prior(slots))
+        legal = np.isfinite(tree.prior[slots, ROOT])
+        return SearchResult(visits, root_value.astype(np.float32), q.astype(np.float32), tree.root_prior(slots),
+                            proven=np.where(legal, tree.edge_proven[slots, ROOT], 0).astype(np.int8),
+                            proven_value=tree.proven[slots, ROOT].copy())

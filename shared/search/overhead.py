@@ -1,15 +1,17 @@
-"""Measure the search's own cost per step (everything except the evaluator), with a cheap fake evaluator.
+"""Measure the search's own cost (everything except the evaluator), with a cheap fake evaluator.
 
-    python -m shared.search.overhead connect4 --batch 128 --sims 32
-    python -m shared.search.overhead gomoku-15 --batch 64 --sims 16
+    python -m shared.search.overhead connect4 --batch 1024 --sims 32 --json
+    python -m shared.search.overhead gomoku-15 --batch 1024 --sims 16
 
-Plays `moves` self-play-like moves (noise on, temperature 1, tree reuse, only unfinished games searched) with
-an evaluator that looks logits up in a fixed random table, and reports the wall time per search step with the
-evaluator's time subtracted.
+`benchmark_search` (the core of `zeroforge bench search`) plays `moves` self-play-like moves (noise on,
+temperature 1, tree reuse, only unfinished games searched) with an evaluator that looks logits up in a fixed
+random table, times the searches and tree advances, subtracts the evaluator's time and returns simulations per
+second and milliseconds per search step. `measure_overhead` is the older per-step report.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from dataclasses import dataclass
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from shared.games import make_game
 from shared.search.mcts import BatchedMCTS, SearchConfig
-from shared.search.policy import select_actions
+from shared.search.policy import choose_moves, select_actions
 
 
 @dataclass
@@ -84,15 +86,70 @@ def measure_overhead(game_name: str, batch: int, simulations: int, leaves_per_st
                           1000.0 * elapsed / max(played, 1))
 
 
+def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: int = 8, leaves_per_step: int = 1,
+                     solver: bool = True, seed: int = 0, warmup: bool = True) -> dict:
+    """Time the search alone on `games` concurrent self-play games for `moves` plies; returns a dict:
+
+    game, games, sims, moves, leaves_per_step, solver; steps (search steps run: one evaluator call each, root
+    evaluations not counted), simulations (tree simulations run), simulations_per_s and ms_per_step (search and
+    tree-advance time with the evaluator's time subtracted), evaluator_ms_per_step, compile_s (first-call cost
+    of the compiled kernels in this process, 0 when already compiled or cached).
+    """
+    game = make_game(game_name)
+    config = SearchConfig(num_simulations=sims, leaves_per_step=leaves_per_step, solver=solver)
+    compile_s = 0.0
+    if warmup:                                       # compile (or load the cached) kernels outside the timing
+        start = time.perf_counter()
+        warm_rng = np.random.default_rng(seed)
+        warm = BatchedMCTS(game, _TableEvaluator(game.num_cells, game.num_actions, warm_rng), config, warm_rng)
+        result = warm.search(game.initial_states(2), add_noise=True)
+        warm.advance(choose_moves(result, 1.0, warm_rng))
+        compile_s = time.perf_counter() - start
+    rng = np.random.default_rng(seed)
+    evaluator = _TableEvaluator(game.num_cells, game.num_actions, rng)
+    mcts = BatchedMCTS(game, evaluator, config, rng)
+    states = game.initial_states(games)
+    searched, steps, seconds = 0, 0, 0.0
+    for _ in range(moves):
+        idx = np.flatnonzero(~game.is_terminal(states))
+        if idx.size == 0:
+            break
+        start = time.perf_counter()
+        result = mcts.search(states[idx], add_noise=True, slots=idx)
+        seconds += time.perf_counter() - start
+        actions = choose_moves(result, 1.0, rng)
+        start = time.perf_counter()
+        mcts.advance(actions, slots=idx)
+        seconds += time.perf_counter() - start
+        states[idx] = game.step(states[idx], actions)
+        searched += idx.size
+        steps += -(-sims // leaves_per_step)
+    search_s = seconds - evaluator.seconds
+    simulations = searched * sims
+    return {"game": game_name, "games": games, "sims": sims, "moves": moves, "leaves_per_step": leaves_per_step,
+            "solver": solver, "steps": steps, "simulations": simulations,
+            "simulations_per_s": simulations / search_s, "ms_per_step": 1000.0 * search_s / steps,
+            "evaluator_ms_per_step": 1000.0 * evaluator.seconds / steps, "compile_s": compile_s}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("game")
-    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--sims", type=int, default=32)
     parser.add_argument("--leaves-per-step", type=int, default=1)
-    parser.add_argument("--moves", type=int, default=12)
+    parser.add_argument("--moves", type=int, default=8)
+    parser.add_argument("--no-solver", action="store_true")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    print(measure_overhead(args.game, args.batch, args.sims, args.leaves_per_step, args.moves).line())
+    report = benchmark_search(args.game, args.batch, args.sims, args.moves, args.leaves_per_step,
+                              solver=not args.no_solver)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{report['game']} B={report['games']} sims={report['sims']} solver={report['solver']}: "
+              f"{report['simulations_per_s']:,.0f} simulations/s, {report['ms_per_step']:.2f} ms/step "
+              f"(evaluator {report['evaluator_ms_per_step']:.2f} ms/step, {report['steps']} steps)")
 
 
 if __name__ == "__main__":

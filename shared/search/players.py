@@ -16,7 +16,7 @@ import numpy as np
 from shared.games.base import Game
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
 from shared.search.minimax import move_values, solve_values
-from shared.search.policy import select_actions
+from shared.search.policy import choose_moves
 from shared.search.rollout import RolloutEvaluator
 
 
@@ -84,7 +84,7 @@ class MCTSPlayer:
     def select_actions(self, states: np.ndarray) -> np.ndarray:
         self.mcts.reset()
         result = self.mcts.search(states, add_noise=False)
-        return select_actions(result.visits, 0.0, self.rng)
+        return choose_moves(result, 0.0, self.rng)
 
     def reset(self) -> None:
         self.mcts.reset()

@@ -1,9 +1,14 @@
-"""Priors from logits, Dirichlet root noise, and choosing moves from visit counts."""
+"""Priors from logits, Dirichlet root noise, and choosing moves from search results (`choose_moves`)."""
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shared.search.errors import SearchError
+
+if TYPE_CHECKING:
+    from shared.search.mcts import SearchResult
 
 
 def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -66,3 +71,33 @@ def select_actions(visits: np.ndarray, temperature: float | np.ndarray, rng: np.
     actions = (cumulative <= draws[:, None]).sum(axis=1)
     # A draw can never select a zero-probability action; guard the float edge at the last column.
     return np.minimum(actions, visits.shape[1] - 1).astype(np.int64)
+
+
+def choose_moves(result: SearchResult, temperature: float | np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The one move chooser of players and self-play: a search result [B rows] -> actions [B] int64.
+
+    Per row: a proven winning move when there is one (the most visited of them, ties at random); else never a
+    proven losing move while another move is available (weights: the visits of the other moves, or uniform over
+    them when none of them was visited); else `select_actions` on the visits with the row's temperature
+    (0 = most visited, ties at random; T > 0 = sample visits^(1/T)). Rows without proven moves give exactly
+    what select_actions(result.visits, temperature, rng) gives, with the same draws from rng.
+    """
+    visits = np.asarray(result.visits, np.float64)
+    proven = np.asarray(result.proven)
+    temps = np.array(np.broadcast_to(np.asarray(temperature, np.float64), (visits.shape[0],)))
+    if not proven.any():
+        return select_actions(visits, temps, rng)
+    weights = visits.copy()
+    wins = proven == 1
+    win_rows = wins.any(axis=1)
+    # +1 so that a proven win the search did not need to visit can be chosen; greedy among the wins.
+    weights[win_rows] = np.where(wins[win_rows], visits[win_rows] + 1.0, 0.0)
+    temps[win_rows] = 0.0
+    available = (visits > 0) | (np.asarray(result.prior) > 0)
+    safe = available & (proven != -1)
+    avoid_rows = ~win_rows & (proven == -1).any(axis=1) & safe.any(axis=1)
+    safe_visits = np.where(safe[avoid_rows], visits[avoid_rows], 0.0)
+    unvisited = safe_visits.max(axis=1) <= 0
+    safe_visits[unvisited] = safe[avoid_rows][unvisited]               # uniform over the safe moves
+    weights[avoid_rows] = safe_visits
+    return select_actions(weights, temps, rng)

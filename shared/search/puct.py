@@ -1,19 +1,35 @@
-"""PUCT selection: all trees descend together, one depth at a time, with vectorised numpy.
+"""PUCT selection: one compiled pass descends every searched tree from its root to a leaf edge.
 
 Score of action a at node s (from the point of view of the player to move at s):
 
     score(s, a) = Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a))
 
 N(s) is the node's own visit count (it includes the visit of its first evaluation, so it is >= 1 and the prior
-orders the first choices). Q(s, a) = -W(child) / N(child): a child's value sum W is stored from the CHILD's
-side to move, and the child's mover is the opponent of s's mover, hence the minus sign. An unvisited child gets
+orders the first choices); N(s, a) and W(s, a) are the child's own visits and value sum (read from its node
+record). Q(s, a) = -W(child) / N(child): a child's value sum W is stored from the CHILD's side to move, and the
+child's mover is the opponent of s's mover, hence the minus sign. An unvisited child gets
 first-play urgency Q_fpu = clip(W(s) / N(s) - fpu_reduction, -1, 1): the node's own mean value (s's own view,
 no flip) minus a reduction. The root uses the same rule, with or without noise. Illegal actions hold a prior of
--inf, so their score is -inf (c_puct > 0 is required). np.argmax breaks exact ties by the lowest action index.
+-inf and are never chosen. Exact ties go to the lowest action index. The kernel evaluates the score in float32
+in exactly the order of the former numpy formula (u = P / (1 + N(s, a)) * (c_puct * sqrt(N(s))); score = u - (-Q)),
+so results match the recursive reference search bit for bit.
 
-Virtual loss: once a path is chosen (after the descent, so a path never sees its own virtual loss), every edge
-on it gets one extra visit and `virtual_loss` added to the child's value sum (the child's own view: a win for the
-child's mover is a loss for the player who chose the edge), and the root gets one extra visit. The next selection
+Without reading whole [A] rows: a node's created children are walked through its child list, and among the
+children not created yet (W = 0, N = 0) the score P * c - (0 - Q_fpu) only grows with P, so the best of them is
+found by walking the node's top_actions (prior descending, action ascending) until a score drops below the
+first one (all tied actions are seen; the lowest index wins). The list is ranked when the node is expanded
+(and at a root's first visit after its priors were re-noised), and rebuilt from the row when its K actions run
+out (they were created, or are lost or tied: at most once per K new children of a node); only if that does not
+settle it either is the whole row scanned.
+
+Solver rules (SearchConfig.solver, see `shared.search.backup` for how results are proven): at a node whose
+mover has a proven winning action, that action is taken at once (the lowest such index); actions proven to
+lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
+(its value is exact), as it does at a terminal one.
+
+Virtual loss: once a path is chosen (after the descent, so a path never sees its own virtual loss), every node
+below the root on it gets one extra visit and `virtual_loss` added to its value sum (the node's own view: a win
+for its mover is a loss for the player who chose it), and the root gets one extra visit. The next selection
 of the same step then prefers other paths. Backup (`shared.search.backup`) replaces each virtual visit by the
 real one. With leaves_per_step = 1 the search is therefore exactly sequential PUCT.
 """
@@ -23,104 +39,226 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.search.tree import ROOT, UNVISITED, TreeStorage
+from shared.search.jit import f32, inline, kernel
+from shared.search.tree import NO_CHILD, ROOT, UNVISITED, TreeStorage
 
-
-def puct_actions(tree: TreeStorage, slots: np.ndarray, nodes: np.ndarray, c_puct: float,
-                 fpu_reduction: float) -> np.ndarray:
-    """Best PUCT action at each (slot, node): slots [R], nodes [R] (expanded nodes) -> actions [R] int64.
-
-    Computed as u - (-Q) with in-place float32 passes over [R, A] rows (this is the search's hot loop).
-    """
-    num_actions = tree.num_actions
-    flat = slots * tree.capacity + nodes                                            # [R] row of (slot, node)
-    prior = tree.prior.reshape(-1, num_actions).take(flat, axis=0)                  # [R, A] float32, -inf illegal
-    child_n = tree.children_visits.reshape(-1, num_actions).take(flat, axis=0)      # [R, A] float32
-    child_w = tree.children_value_sum.reshape(-1, num_actions).take(flat, axis=0)   # [R, A] child's view
-    parent_n = tree.node_visits.reshape(-1)[flat].astype(np.float32)               # [R]
-    parent_q = tree.node_value_sum.reshape(-1)[flat] / parent_n                     # [R] node's own view (no flip)
-    fpu = np.clip(parent_q - np.float32(fpu_reduction), np.float32(-1.0), np.float32(1.0))
-    unvisited = child_n == 0
-    # minus_q = -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip), and
-    # -fpu for unvisited children (their W is 0, and n + unvisited = max(n, 1) avoids a division by zero).
-    minus_q = child_w / (child_n + unvisited)
-    minus_q -= np.multiply(unvisited, fpu[:, None], dtype=np.float32)
-    score = child_n + np.float32(1.0)
-    np.divide(prior, score, out=score)                                               # P / (1 + N(s, a))
-    score *= (np.float32(c_puct) * np.sqrt(parent_n))[:, None]
-    score -= minus_q                                                                 # U + Q
-    return score.argmax(axis=1)
+#: Kinds of leaf a path can end on.
+LEAF_NEW, LEAF_TERMINAL, LEAF_PROVEN, LEAF_PENDING = 0, 1, 2, 3
 
 
 @dataclass
 class Selection:
-    """One leaf per searched tree, plus the interior edges walked to reach it.
+    """One leaf per searched tree (arrays [R], row r = slots[r]).
 
-    leaf_parent, leaf_action [R] int32: the last edge of each path; leaf_child [R] int32 its child node
-    (UNVISITED when the edge was never taken); leaf_depth [R] int32: depth of that child (root = 0).
-    edge_row, edge_parent, edge_action, edge_child, edge_depth [E]: interior edges (child expanded), with
-    edge_row indexing the searched trees (0..R-1) and edge_depth the child's depth.
+    leaf_parent, leaf_action [R] int32: the last edge of each path; leaf_child [R] int32 its child node (created
+    by the selection when the edge was new); leaf_kind [R] int8: LEAF_NEW (a child created now, its position still
+    to be computed), LEAF_TERMINAL (a finished position), LEAF_PROVEN (a solved node: exact value), LEAF_PENDING
+    (created earlier in this step, awaiting evaluation: a collision); leaf_value [R] float32: the exact value of
+    terminal and proven leaves from the leaf's side to move (0 for the other kinds).
     """
 
     leaf_parent: np.ndarray
     leaf_action: np.ndarray
     leaf_child: np.ndarray
-    leaf_depth: np.ndarray
-    edge_row: np.ndarray
-    edge_parent: np.ndarray
-    edge_action: np.ndarray
-    edge_child: np.ndarray
-    edge_depth: np.ndarray
+    leaf_kind: np.ndarray
+    leaf_value: np.ndarray
 
 
-def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduction: float) -> Selection:
-    """Descend every tree in `slots` [R] (distinct) from its root to a leaf edge.
+def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduction: float,
+                  virtual_loss: float, solver: bool) -> Selection:
+    """Descend every tree in `slots` [R] (distinct) to a leaf edge, create the new children and add virtual loss.
 
-    A path stops at the first edge whose child is UNVISITED (a new leaf), terminal, or created earlier in the
-    same step but not yet evaluated (a collision). The caller creates new children, then calls
-    `apply_virtual_loss`.
+    A path stops at the first edge whose child is UNVISITED (the child is created, unexpanded), terminal, proven,
+    or created earlier in the same step but not yet evaluated (a collision).
     """
     count = slots.shape[0]
+    sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
+                    np.empty(count, np.int8), np.zeros(count, np.float32))
+    _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
+                   solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
+                   sel.leaf_kind, sel.leaf_value)
+    return sel
+
+
+@inline
+def allocate_node(slot, nodes, num_nodes, alloc):
+    """A free node index of tree `slot`: the head of its free list, else the next never-used index."""
+    num_nodes[slot] += 1
+    node = alloc[slot, 1]
+    if node != NO_CHILD:
+        alloc[slot, 1] = nodes[slot, node].next_sibling                 # pop the free list
+        return node
+    node = alloc[slot, 0]
+    alloc[slot, 0] = node + 1
+    return node
+
+
+@inline
+def init_node(slot, node, parent, action, nodes):
+    """Write a fresh, unvisited, unexpanded, non-terminal node without children. Its [A] rows (priors, children,
+    solver results) and top actions are written when it is expanded; a terminal node never gets any."""
+    record = nodes[slot, node]
+    record.visits = 0
+    record.value_sum = f32(0.0)
+    record.parent = parent
+    record.action = action
+    record.first_child = NO_CHILD
+    record.next_sibling = NO_CHILD
+    record.expanded = False
+    record.terminal = False
+    record.terminal_value = 0
+    record.proven = 0
+    record.top_count = 0
+    record.edges_proven = False
+
+
+@inline
+def insert_top(best_p, best_a, count, p, a):
+    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
+    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
+    in shared.search.tree: kernels only call helpers of their own module, see shared.search.jit.)"""
+    k_max = best_p.shape[0]
+    if count == k_max and p <= best_p[k_max - 1]:
+        return count                                                    # not among the K best
+    j = count if count < k_max else k_max - 1
+    while j > 0 and best_p[j - 1] < p:
+        if j < k_max:
+            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
+        j -= 1
+    best_p[j], best_a[j] = p, a
+    return count + 1 if count < k_max else count
+
+
+@inline
+def build_top_actions(slot, node, nodes, children, prior, top_actions):
+    """(Re)rank top_actions[slot, node]: the K legal actions with the highest priors (prior descending, action
+    ascending) among those whose child is not created yet."""
+    k_max = top_actions.shape[2]
+    best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
+    best_a = np.empty(k_max, np.int16)
+    count = 0
+    for a in range(prior.shape[2]):
+        p = prior[slot, node, a]
+        if p != f32(-np.inf) and children[slot, node, a] == UNVISITED:  # legal, and not created yet
+            count = insert_top(best_p, best_a, count, p, a)
+    for j in range(count):
+        top_actions[slot, node, j] = best_a[j]
+    nodes[slot, node].top_count = count
+
+
+@inline
+def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions):
+    """The PUCT choice at an expanded node under the solver rules of the module docstring: -> action (int)."""
+    record = nodes[slot, node]
+    if solver and record.proven == 1:
+        for a in range(prior.shape[2]):
+            if edge_proven[slot, node, a] == 1:
+                return a                                                 # take a proven win at once
+    skip_lost = solver and record.proven != -1 and record.edges_proven
+    parent_n = f32(record.visits)
+    parent_q = record.value_sum / parent_n                               # node's own view (no flip)
+    fpu = min(max(parent_q - fpu_reduction, f32(-1.0)), f32(1.0))
+    scale = c_puct * f32(np.sqrt(parent_n))
+    # Created children (N >= 1: a created child always holds its first, possibly virtual, visit).
+    best, best_score = -1, f32(-np.inf)
+    child = record.first_child
+    while child != NO_CHILD:
+        kid = nodes[slot, child]
+        a = kid.action
+        if not (skip_lost and edge_proven[slot, node, a] == -1):
+            n = f32(kid.visits)
+            # -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip).
+            score = prior[slot, node, a] / (n + f32(1.0)) * scale - kid.value_sum / n
+            if score > best_score or (score == best_score and a < best):
+                best, best_score = a, score
+        child = kid.next_sibling
+    # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
+    fresh, fresh_score = -1, f32(-np.inf)
+    if record.top_count < 0:
+        build_top_actions(slot, node, nodes, children, prior, top_actions)   # a root re-noised
+    for attempt in range(2):
+        fresh, fresh_score, complete = -1, f32(-np.inf), False
+        listed = record.top_count
+        for j in range(listed):
+            a = np.int64(top_actions[slot, node, j])
+            if children[slot, node, a] != UNVISITED or (skip_lost and edge_proven[slot, node, a] == -1):
+                continue
+            score = prior[slot, node, a] * scale - (f32(0.0) - fpu)
+            if fresh == -1 or score > fresh_score:
+                fresh, fresh_score = a, score
+            elif score == fresh_score:
+                fresh = min(fresh, a)
+            else:
+                complete = True                                          # lower from here on: no more ties
+                break
+        if complete or listed < top_actions.shape[2]:
+            break                                                        # every candidate was seen
+        if attempt == 0:
+            # The list ran out (its actions were created, lost, or tied): rank the row again once...
+            build_top_actions(slot, node, nodes, children, prior, top_actions)
+        else:
+            # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
+            fresh, fresh_score = -1, f32(-np.inf)
+            for a in range(prior.shape[2]):
+                if prior[slot, node, a] == f32(-np.inf) or children[slot, node, a] != UNVISITED:
+                    continue
+                if skip_lost and edge_proven[slot, node, a] == -1:
+                    continue
+                score = prior[slot, node, a] * scale - (f32(0.0) - fpu)
+                if score > fresh_score:
+                    fresh, fresh_score = a, score
+    if fresh != -1 and (fresh_score > best_score or (fresh_score == best_score and fresh < best) or best == -1):
+        return fresh
+    return best
+
+
+@kernel
+def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
+                   top_actions, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
+    # Level by level over the trees still descending: the trees are independent, so the processor overlaps
+    # their memory accesses (one tree's descent is a chain of dependent loads).
+    count = slots.shape[0]
     rows = np.arange(count)
-    nodes = np.full(count, ROOT, np.int32)
-    leaf = {k: np.empty(count, np.int32) for k in ("parent", "action", "child", "depth")}
-    edges: list[tuple[np.ndarray, ...]] = []
-    depth = 0
-    while rows.size:
-        tree_slots = slots[rows]
-        actions = puct_actions(tree, tree_slots, nodes, c_puct, fpu_reduction)
-        child = tree.children[tree_slots, nodes, actions]
-        go_on = (child != UNVISITED) & tree.expanded[tree_slots, np.maximum(child, 0)]
-        depth += 1
-        stop = ~go_on
-        stop_rows = rows[stop]
-        leaf["parent"][stop_rows], leaf["action"][stop_rows] = nodes[stop], actions[stop]
-        leaf["child"][stop_rows], leaf["depth"][stop_rows] = child[stop], depth
-        rows, nodes, actions, child = rows[go_on], nodes[go_on], actions[go_on], child[go_on]
-        if rows.size:
-            edges.append((rows, nodes, actions, child, np.full(rows.size, depth, np.int32)))
-            nodes = child
-    if edges:
-        parts = [np.concatenate(column) for column in zip(*edges)]
-    else:
-        parts = [np.empty(0, np.int32) for _ in range(5)]
-    return Selection(leaf["parent"], leaf["action"], leaf["child"], leaf["depth"], *parts)
-
-
-def _add_virtual_loss(tree: TreeStorage, slots: np.ndarray, parents: np.ndarray, actions: np.ndarray,
-                      children: np.ndarray, virtual_loss: float) -> None:
-    """One virtual visit with value +virtual_loss (child's view) on edges/children (all [K], no repeated edge)."""
-    tree.children_visits[slots, parents, actions] += 1
-    tree.children_value_sum[slots, parents, actions] += np.float32(virtual_loss)
-    tree.node_visits[slots, children] += 1
-    tree.node_value_sum[slots, children] += np.float32(virtual_loss)
-
-
-def apply_virtual_loss(tree: TreeStorage, slots: np.ndarray, sel: Selection, virtual_loss: float) -> None:
-    """Virtual loss on every path of a selection round (its leaf children must exist); slots [R] distinct.
-
-    One path per tree never repeats an edge, so plain fancy-index additions are exact here.
-    """
-    tree.node_visits[slots, ROOT] += 1                                 # virtual visit of the root
-    _add_virtual_loss(tree, slots[sel.edge_row], sel.edge_parent, sel.edge_action, sel.edge_child, virtual_loss)
-    _add_virtual_loss(tree, slots, sel.leaf_parent, sel.leaf_action, sel.leaf_child, virtual_loss)
+    at = np.zeros(count, np.int32)                                       # every path starts at the root
+    while count > 0:
+        still = 0
+        for i in range(count):
+            r, node = rows[i], at[i]
+            slot = slots[r]
+            action = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
+                                 top_actions)
+            child = children[slot, node, action]
+            if child == UNVISITED:
+                kind = LEAF_NEW
+                child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller
+                init_node(slot, child, node, action, nodes)
+                children[slot, node, action] = child
+                nodes[slot, child].next_sibling = nodes[slot, node].first_child   # push onto the child list
+                nodes[slot, node].first_child = child
+            else:
+                kid = nodes[slot, child]
+                if kid.terminal:
+                    kind = LEAF_TERMINAL
+                    leaf_value[r] = f32(kid.terminal_value)              # leaf's side to move
+                elif kid.proven != 0:
+                    kind = LEAF_PROVEN
+                    leaf_value[r] = f32(kid.proven)                      # exact: +1 won, -1 lost
+                elif not kid.expanded:
+                    kind = LEAF_PENDING
+                else:
+                    rows[still], at[still] = r, child                    # descend further at the next level
+                    still += 1
+                    continue
+            leaf_parent[r], leaf_action[r], leaf_child[r], leaf_kind[r] = node, action, child, kind
+        count = still
+    for r in range(slots.shape[0]):
+        # Virtual loss on the path, walking up from the leaf (one path never repeats an edge): one more visit
+        # and +virtual_loss on each node below the root (the node's own view: a win for the node's mover is a
+        # loss for the player who chose it), one more visit of the root.
+        slot, node = slots[r], leaf_child[r]
+        while node != ROOT:
+            record = nodes[slot, node]
+            record.visits += 1
+            record.value_sum += virtual_loss
+            node = record.parent
+        nodes[slot, ROOT].visits += 1

@@ -1,8 +1,9 @@
 """Self-play: play many games at once with one batched search, recording training positions.
 
 Game g uses tree slot g of one `BatchedMCTS`; each move searches only the unfinished games (their slots), with
-Dirichlet noise at the roots, then plays a move chosen from the root visits (temperature 1.0 for the first
-`temperature_moves` plies, `temperature_final` after) and advances the trees (reuse per SearchConfig.reuse_tree).
+Dirichlet noise at the roots, then plays a move chosen by `choose_moves` (a proven win at once, never a proven
+loss when avoidable, else from the root visits with temperature 1.0 for the first `temperature_moves` plies,
+`temperature_final` after) and advances the trees (reuse per SearchConfig.reuse_tree).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from shared.games.base import F_PLAYER, F_WINNER, Game
 from shared.search.errors import SearchError
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
-from shared.search.policy import select_actions
+from shared.search.policy import choose_moves
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def play_selfplay_games(game: Game, evaluate: Evaluator, num_games: int, config:
         idx = np.flatnonzero(active)
         result = mcts.search(states[idx], add_noise=True, slots=idx)
         temperature = np.where(plies[idx] < config.temperature_moves, 1.0, config.temperature_final)
-        actions = select_actions(result.visits, temperature, rng)
+        actions = choose_moves(result, temperature, rng)
         _record_rows(rows, idx, states[idx], result.visits, actions, result.root_value, plies[idx])
         mcts.advance(actions, slots=idx)
         states[idx] = game.step(states[idx], actions)

@@ -1,111 +1,314 @@
-"""Struct-of-arrays storage for a batch of search trees (no Python object per node).
+"""Storage for a batch of search trees: preallocated arrays, tree ("slot") index first, node index second;
+no Python object per node.
 
-Every array has the tree ("slot") index first and the node index second:
-
-    node_visits        [B, N]     int32    visits of the node (real + virtual)
-    node_value_sum     [B, N]     float32  sum of backed-up values, from the node's OWN side to move
-    parents            [B, N]     int32    parent node index (NO_PARENT for the root)
-    action_from_parent [B, N]     int32    action that led here (NO_ACTION for the root)
-    expanded           [B, N]     bool     evaluated, priors known (never set for terminal nodes)
-    terminal           [B, N]     bool     the node's position is finished
-    terminal_value     [B, N]     float32  exact result of a terminal node, from its side to move
-    node_states        [B, N, S]  int16    the node's position
+    nodes  [B, N]  NODE_DTYPE (32 bytes, one cache line holds two): one node's record
+        visits          int32    visits of the node (real + virtual)
+        value_sum       float32  sum of backed-up values, from the node's OWN side to move
+        parent          int32    parent node index (NO_PARENT for the root)
+        action          int32    action that led here (NO_ACTION for the root)
+        first_child     int32    the most recently created child (NO_CHILD if none); with
+        next_sibling    int32    the next older sibling: a list of each node's created children
+        expanded        bool     evaluated, priors known (never set for terminal nodes)
+        terminal        bool     the node's position is finished
+        terminal_value  int8     exact result of a terminal node, from its side to move (-1, 0, +1 per Game)
+        proven          int8     solver result for the node's side to move: +1 proven win, -1 proven loss,
+                                 0 unknown (draws are never "proven": see shared.search.backup)
+        top_count       int8     entries of top_actions in use; -1: stale (a root whose priors were re-noised:
+                                 selection ranks them again at its next visit)
+        edges_proven    bool     some entry of the node's edge_proven row is not 0
+    prior              [B, N, A]  float32  policy prior; ILLEGAL actions hold -inf
     children           [B, N, A]  int32    child node index, UNVISITED when the edge was never taken
-    children_visits    [B, N, A]  float32  mirror of node_visits of each child (0 when UNVISITED; float32 so the
-                                           PUCT loop needs no cast; counts are exact integers below 2**24)
-    children_value_sum [B, N, A]  float32  mirror of node_value_sum of each child: from the CHILD's side to move
-    prior              [B, N, A]  float32  policy prior; ILLEGAL actions hold -inf so their PUCT score is -inf
-    num_nodes          [B]        int32    nodes in use; the next free node index
+    edge_proven        [B, N, A]  int8     solver result of playing the action, for the NODE's side to move: +1 wins,
+                                           -1 loses, 0 unknown. Known before the child exists when the game's
+                                           `move_outcomes` says so; else = -proven[child] (sign flip: the child's
+                                           side to move is the opponent)
+    top_actions        [B, N, K]  int16    K legal actions with the highest priors, by prior descending and action
+                                           ascending, among those not created when the list was last ranked
+                                           (K = top_k(A)); see `shared.search.puct`
+    node_states        [B, N, S]  int16    the node's position
+    num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
+    alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
+                                           of the list of freed nodes (linked through next_sibling; NO_CHILD if
+                                           empty). Nodes are taken from the free list first (see `allocate_node`)
     root_prior_clean   [B, A]     float32  the root's prior before Dirichlet noise (re-noised at each search)
     valid              [B]        bool     the slot holds an expanded root that a search may reuse
 
-The children_* mirrors make PUCT selection a contiguous row gather (`arr[b, node]` -> [R, A]) instead of a 2-D
-gather through `children`. Rows of a node are initialised when the node is created (lazy initialisation), so
-resetting a tree is O(1): set num_nodes and valid. All arrays are C-contiguous: backup updates them through flat
-reshape(-1) views.
+An edge's statistics are its child's: N(s, a) = visits and W(s, a) = value_sum of children[s, a] (0 and 0 when
+UNVISITED). `children_visits` and `children_value_sum` compute them as [B, N, A] float32 arrays for tests and
+diagnostics. Every node field is also an attribute under its former name, as a numpy view (node_visits,
+node_value_sum, parents, action_from_parent, first_child, next_sibling, expanded, terminal, terminal_value,
+proven, top_count). Rows are initialised lazily (a node's record when it is created, its [A] rows when it is
+expanded: a terminal node never gets any), so resetting a tree is O(1): set num_nodes, alloc and valid. After a
+tree advance (shared.search.reuse) the nodes in use are not contiguous: walk the tree from ROOT to visit them.
+The expansion kernels below are the "expand" step of a search; selection lives in `shared.search.puct`, backup
+in `shared.search.backup`.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from shared.search.jit import f32, inline, kernel
+
 ROOT = 0
 NO_PARENT = -1
 UNVISITED = -1
 NO_ACTION = -1
+NO_CHILD = -1
+
+
+def top_k(num_actions: int) -> int:
+    """How many best-prior actions each node keeps ranked for selection: all of them in games of up to 16 actions,
+    else 4 (the ranking cost per expanded node grows with K; a node whose list runs out ranks its row again)."""
+    return num_actions if num_actions <= 16 else 4
+
+
+NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("action", np.int32),
+                       ("first_child", np.int32), ("next_sibling", np.int32), ("expanded", np.bool_),
+                       ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
+                       ("top_count", np.int8), ("edges_proven", np.bool_)], align=True)
+#: Former array names of the node fields.
+_NODE_VIEWS = {"node_visits": "visits", "node_value_sum": "value_sum", "parents": "parent",
+               "action_from_parent": "action", "first_child": "first_child", "next_sibling": "next_sibling",
+               "expanded": "expanded", "terminal": "terminal", "terminal_value": "terminal_value",
+               "proven": "proven", "top_count": "top_count"}
 
 
 class TreeStorage:
     """Preallocated arrays for `num_slots` trees of `capacity` nodes, `num_actions` actions, states of `state_size`."""
 
     def __init__(self, num_slots: int, capacity: int, num_actions: int, state_size: int) -> None:
-        shape, shape_a = (num_slots, capacity), (num_slots, capacity, num_actions)
         self.num_slots, self.capacity, self.num_actions = num_slots, capacity, num_actions
-        self.node_visits = np.zeros(shape, np.int32)
-        self.node_value_sum = np.zeros(shape, np.float32)
-        self.parents = np.full(shape, NO_PARENT, np.int32)
-        self.action_from_parent = np.full(shape, NO_ACTION, np.int32)
-        self.expanded = np.zeros(shape, bool)
-        self.terminal = np.zeros(shape, bool)
-        self.terminal_value = np.zeros(shape, np.float32)
-        # The big arrays are left uninitialised: a node's rows are written when the node is created.
+        self.nodes = np.zeros((num_slots, capacity), NODE_DTYPE)
+        # The [A] rows are written when a node is expanded (children starts all UNVISITED so that the diagnostic
+        # views below never index out of range).
+        self.prior = np.empty((num_slots, capacity, num_actions), np.float32)
+        self.children = np.full((num_slots, capacity, num_actions), UNVISITED, np.int32)
+        self.edge_proven = np.empty((num_slots, capacity, num_actions), np.int8)
+        self.top_actions = np.empty((num_slots, capacity, top_k(num_actions)), np.int16)
         self.node_states = np.empty((num_slots, capacity, state_size), np.int16)
-        self.children = np.empty(shape_a, np.int32)
-        self.children_visits = np.empty(shape_a, np.float32)
-        self.children_value_sum = np.empty(shape_a, np.float32)
-        self.prior = np.empty(shape_a, np.float32)
         self.num_nodes = np.zeros(num_slots, np.int32)
+        self.alloc = np.zeros((num_slots, 2), np.int32)
+        self.alloc[:, 1] = NO_CHILD
         self.root_prior_clean = np.zeros((num_slots, num_actions), np.float32)
         self.valid = np.zeros(num_slots, bool)
+        for name, field in _NODE_VIEWS.items():
+            setattr(self, name, self.nodes[field])
+
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """(nodes, children, prior, edge_proven, top_actions, num_nodes, alloc): the arrays the kernels work on."""
+        return self.nodes, self.children, self.prior, self.edge_proven, self.top_actions, self.num_nodes, self.alloc
+
+    def nodes_in_use(self, slot: int) -> np.ndarray:
+        """The nodes of one tree, breadth first from the root (children in action order): [M] int64."""
+        if self.num_nodes[slot] == 0:
+            return np.zeros(0, np.int64)
+        order, i = [ROOT], 0
+        while i < len(order):
+            if self.expanded[slot, order[i]]:
+                kids = self.children[slot, order[i]]
+                order.extend(int(kid) for kid in kids[kids != UNVISITED])
+            i += 1
+        return np.array(order, np.int64)
+
+    def _child_field(self, field: str) -> np.ndarray:
+        kids = self.children
+        slots = np.arange(self.num_slots)[:, None, None]
+        values = self.nodes[field][slots, np.maximum(kids, 0)]
+        return np.where(kids != UNVISITED, values, 0).astype(np.float32)
+
+    @property
+    def children_visits(self) -> np.ndarray:
+        """N(s, a) for every edge: [B, N, A] float32, the child's visits (0 when UNVISITED). A computed copy, for
+        tests and diagnostics (meaningful on expanded nodes)."""
+        return self._child_field("visits")
+
+    @property
+    def children_value_sum(self) -> np.ndarray:
+        """W(s, a) for every edge: [B, N, A] float32, the child's value_sum, from the CHILD's side to move."""
+        return self._child_field("value_sum")
 
     def invalidate(self, slots: np.ndarray) -> None:
         """Forget the trees in `slots` [K] (O(1) per tree thanks to lazy node initialisation)."""
         self.num_nodes[slots] = 0
+        self.alloc[slots, 0] = 0
+        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
-
-    def init_nodes(self, slots: np.ndarray, nodes: np.ndarray, parents: np.ndarray, actions: np.ndarray,
-                   states: np.ndarray, terminal: np.ndarray, terminal_value: np.ndarray) -> None:
-        """Write fresh, unvisited, unexpanded nodes: [K] arrays, states [K, S] int16, distinct (slot, node) pairs."""
-        self.node_visits[slots, nodes] = 0
-        self.node_value_sum[slots, nodes] = 0.0
-        self.parents[slots, nodes] = parents
-        self.action_from_parent[slots, nodes] = actions
-        self.expanded[slots, nodes] = False
-        self.terminal[slots, nodes] = terminal
-        self.terminal_value[slots, nodes] = terminal_value
-        self.node_states[slots, nodes] = states
-        self.children[slots, nodes] = UNVISITED
-        self.children_visits[slots, nodes] = 0.0
-        self.children_value_sum[slots, nodes] = 0.0
 
     def init_roots(self, slots: np.ndarray, states: np.ndarray) -> None:
         """Start new trees in `slots` [K] with root positions `states` [K, S] int16 (non-terminal, not yet expanded)."""
-        count = slots.shape[0]
-        zeros_f = np.zeros(count, np.float32)
-        self.init_nodes(slots, np.full(count, ROOT, np.int32), np.full(count, NO_PARENT, np.int32),
-                        np.full(count, NO_ACTION, np.int32), states, np.zeros(count, bool), zeros_f)
+        root = np.zeros((), NODE_DTYPE)
+        root["parent"], root["action"], root["first_child"], root["next_sibling"] = (NO_PARENT, NO_ACTION,
+                                                                                     NO_CHILD, NO_CHILD)
+        self.nodes[slots, ROOT] = root
+        self.children[slots, ROOT] = UNVISITED
+        self.edge_proven[slots, ROOT] = 0
+        self.node_states[slots, ROOT] = states
         self.num_nodes[slots] = 1
+        self.alloc[slots, 0] = 1
+        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
-    def add_children(self, slots: np.ndarray, parents: np.ndarray, actions: np.ndarray, states: np.ndarray,
-                     terminal: np.ndarray, terminal_value: np.ndarray) -> np.ndarray:
-        """Allocate one new child per slot (slots [K] distinct) for edge (parent, action); returns node ids [K] int32.
+    def states_of(self, slots: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """The positions of (slots, nodes) [K]: [K, S] int16 (a new array)."""
+        return _gather_states(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
+                              self.node_states)
 
-        The caller has checked capacity before the search (see `BatchedMCTS`), so allocation cannot overflow.
+    def set_leaf_states(self, slots: np.ndarray, nodes: np.ndarray, states: np.ndarray, terminal: np.ndarray,
+                        terminal_value: np.ndarray, solver: bool) -> None:
+        """Store the positions of new nodes: slots, nodes [K], states [K, S] int16, terminal [K] bool, terminal_value
+        [K] float32 (side to move). With the solver a decided terminal node is proven: sign of its value."""
+        _store_leaves(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
+                      np.ascontiguousarray(states, np.int16), np.ascontiguousarray(terminal, np.bool_),
+                      np.ascontiguousarray(terminal_value, np.float32), solver, self.node_states, self.nodes)
+
+    def expand(self, slots: np.ndarray, nodes: np.ndarray, logits: np.ndarray, legal: np.ndarray,
+               outcomes: np.ndarray | None) -> np.ndarray:
+        """Mark nodes expanded: slots, nodes [K]; logits [K, A] float32 -> priors = masked_softmax(logits, legal)
+        (bit for bit the numpy function of shared.search.policy, fused; illegal actions stored as -inf); with the
+        solver, the game's move outcomes [K, A] int8 (+1 wins at once, -1 lets the opponent win at once, for the
+        node's side to move) become edge results and may prove the node.
+
+        Returns proven [K] int8, each node's solver result for its side to move (0 without outcomes).
         """
-        nodes = self.num_nodes[slots].copy()
-        self.num_nodes[slots] = nodes + 1
-        self.init_nodes(slots, nodes, parents, actions, states, terminal, terminal_value)
-        self.children[slots, parents, actions] = nodes
-        self.children_visits[slots, parents, actions] = 0.0
-        self.children_value_sum[slots, parents, actions] = 0.0
-        return nodes
+        slots = np.ascontiguousarray(slots, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
+        legal = np.ascontiguousarray(legal, bool)
+        shifted, no_mass = _softmax_shift(np.ascontiguousarray(logits, np.float32), legal)
+        weights = np.exp(shifted, out=shifted)                       # the same numpy exp as masked_softmax
+        if no_mass.any():
+            weights[no_mass] = legal[no_mass]                         # no mass: uniform over legal actions
+        totals = weights.sum(axis=1)                                  # the same numpy summation order
+        no_outcomes = outcomes is None
+        if no_outcomes:
+            outcomes = np.zeros((1, 1), np.int8)
+        return _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
+                             self.prior, self.edge_proven, self.top_actions)
 
-    def set_priors(self, slots: np.ndarray, nodes: np.ndarray, priors: np.ndarray, legal: np.ndarray) -> None:
-        """Mark nodes expanded with priors [K, A] float32 (legal actions only; illegal stored as -inf)."""
-        self.prior[slots, nodes] = np.where(legal, priors, np.float32(-np.inf))
-        self.expanded[slots, nodes] = True
+    def forget_top_actions(self, slots: np.ndarray, nodes: np.ndarray) -> None:
+        """Mark top_actions of (slots, nodes) [K] stale after their priors changed (root noise): selection rebuilds
+        them at the next visit."""
+        self.top_count[slots, nodes] = -1
 
     def root_prior(self, slots: np.ndarray) -> np.ndarray:
         """The prior in use at the roots of `slots`: [K, A] float32 with 0 for illegal actions."""
         prior = self.prior[slots, ROOT]
         return np.where(np.isfinite(prior), prior, np.float32(0.0))
+
+
+@kernel
+def _gather_states(slots, node_ids, node_states):
+    out = np.empty((slots.shape[0], node_states.shape[2]), np.int16)
+    for k in range(slots.shape[0]):
+        slot, node = slots[k], node_ids[k]
+        for i in range(node_states.shape[2]):                          # element loop: no array views per row
+            out[k, i] = node_states[slot, node, i]
+    return out
+
+
+@kernel
+def _store_leaves(slots, node_ids, states, terminal, terminal_value, solver, node_states, nodes):
+    for k in range(slots.shape[0]):
+        slot, node = slots[k], node_ids[k]
+        for i in range(node_states.shape[2]):
+            node_states[slot, node, i] = states[k, i]
+        record = nodes[slot, node]
+        record.terminal = terminal[k]
+        record.terminal_value = np.int8(terminal_value[k])             # -1, 0 or +1 (Game.terminal_value)
+        if solver:
+            # A decided terminal node is proven: its exact result, for its side to move (draws stay 0).
+            record.proven = np.int8(np.sign(terminal_value[k]))
+
+
+@kernel
+def _softmax_shift(logits, legal):
+    """First half of masked_softmax: logits [K, A] float32 with NaN -> -inf and +inf -> the largest float32,
+    illegal -> -inf, minus each row's maximum (0 when the row has no finite maximum). -> (shifted [K, A]
+    float32, no_mass [K] bool)."""
+    count, num_actions = logits.shape
+    shifted = np.empty((count, num_actions), np.float32)
+    no_mass = np.zeros(count, np.bool_)
+    minus_inf, big = f32(-np.inf), f32(np.finfo(np.float32).max)
+    for k in range(count):
+        row, out = logits[k], shifted[k]
+        for a in range(num_actions):                                    # branch-free, so it vectorises
+            x = row[a]
+            keep = legal[k, a] and x == x                               # x == x: not NaN
+            out[a] = min(x, big) if keep else minus_inf
+        row_max = minus_inf
+        for a in range(num_actions):
+            row_max = max(row_max, out[a])
+        if row_max == minus_inf:
+            no_mass[k] = True                                           # no finite maximum: shift by 0
+        else:
+            for a in range(num_actions):
+                out[a] -= row_max
+    return shifted, no_mass
+
+
+@inline
+def insert_top(best_p, best_a, count, p, a):
+    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
+    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
+    in shared.search.puct: kernels only call helpers of their own module, see shared.search.jit.)"""
+    k_max = best_p.shape[0]
+    if count == k_max and p <= best_p[k_max - 1]:
+        return count                                                    # not among the K best
+    j = count if count < k_max else k_max - 1
+    while j > 0 and best_p[j - 1] < p:
+        if j < k_max:
+            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
+        j -= 1
+    best_p[j], best_a[j] = p, a
+    return count + 1 if count < k_max else count
+
+
+@kernel
+def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
+                  top_actions):
+    """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
+    the prior rows (-inf where illegal), plus the top actions (ranked in the same pass, while the row is in cache)
+    and solver edge results; prove nodes (a winning move: +1; every legal move losing: -1). Returns proven [K] int8.
+    """
+    count, num_actions = weights.shape
+    k_max = top_actions.shape[2]
+    result = np.zeros(count, np.int8)
+    minus_inf = f32(-np.inf)
+    best_p = np.empty(k_max, np.float32)
+    best_a = np.empty(k_max, np.int16)
+    for k in range(count):
+        slot, node = slots[k], node_ids[k]
+        total = max(totals[k], f32(1e-30))
+        # Separate simple passes over the rows (element loops, no array views; the node is expanded once,
+        # childless).
+        for a in range(num_actions):
+            prior[slot, node, a] = weights[k, a] / total if legal[k, a] else minus_inf
+        for a in range(num_actions):
+            children[slot, node, a] = UNVISITED
+        wins, all_lose, any_proven = False, True, False
+        if no_outcomes:
+            for a in range(num_actions):
+                edge_proven[slot, node, a] = 0
+        else:
+            for a in range(num_actions):
+                outcome = outcomes[k, a] if legal[k, a] else 0
+                edge_proven[slot, node, a] = outcome
+                wins |= outcome == 1
+                all_lose &= outcome == -1 or not legal[k, a]
+                any_proven |= outcome != 0
+        # Rank: after the first K legal priors, an action enters the list only when it beats the K-th.
+        ranked, floor = 0, minus_inf
+        for a in range(num_actions):
+            p = prior[slot, node, a]
+            if p > floor or (ranked < k_max and p != minus_inf):
+                ranked = insert_top(best_p, best_a, ranked, p, a)
+                if ranked == k_max:
+                    floor = best_p[k_max - 1]
+        for j in range(ranked):
+            top_actions[slot, node, j] = best_a[j]
+        record = nodes[slot, node]
+        record.top_count = ranked
+        record.expanded = True
+        record.edges_proven = any_proven
+        result[k] = 1 if wins else (-1 if (all_lose and not no_outcomes) else 0)
+        record.proven = result[k]
+    return result

@@ -1,4 +1,5 @@
-"""BatchedMCTS (leaves_per_step=1, no noise) gives exactly the visit counts of a plain recursive PUCT."""
+"""BatchedMCTS (leaves_per_step=1, no noise) gives exactly the visit counts of a plain recursive PUCT,
+with and without the MCTS-solver (the reference applies the same solver rules)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,15 +17,18 @@ POSITIONS = {
 
 @pytest.mark.parametrize("game_name", sorted(POSITIONS))
 @pytest.mark.parametrize("fpu_reduction", [0.0, 0.25])
-def test_batched_search_matches_recursive_reference(game_name: str, fpu_reduction: float) -> None:
+@pytest.mark.parametrize("solver", [False, True])
+def test_batched_search_matches_recursive_reference(game_name: str, fpu_reduction: float, solver: bool) -> None:
     game = make_game(game_name)
     states = np.concatenate([game.play_moves(game.parse_moves(m)) for m in POSITIONS[game_name]])
     evaluator = HashEvaluator(game, seed=3)
-    config = SearchConfig(num_simulations=60, c_puct=1.5, fpu_reduction=fpu_reduction, reuse_tree=False)
+    config = SearchConfig(num_simulations=60, c_puct=1.5, fpu_reduction=fpu_reduction, reuse_tree=False,
+                          solver=solver)
     mcts = BatchedMCTS(game, evaluator, config, np.random.default_rng(0))
     result = mcts.search(states, add_noise=False)
     for row, state in enumerate(states):
-        ref_visits, ref_value = reference_search(game, HashEvaluator(game, seed=3), state, 60, 1.5, fpu_reduction)
+        ref_visits, ref_value = reference_search(game, HashEvaluator(game, seed=3), state, 60, 1.5, fpu_reduction,
+                                                 solver)
         np.testing.assert_array_equal(result.visits[row], ref_visits)
         assert result.root_value[row] == pytest.approx(ref_value, abs=1e-6)
         check_tree_invariants(mcts._tree, row)

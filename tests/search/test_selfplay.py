@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from shared.games import make_game
 from shared.games.base import F_PLAYER, F_WINNER
@@ -9,10 +10,10 @@ from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
 from tests.search.helpers import HashEvaluator
 
 
-def _play(num_games=6, **kwargs):
+def _play(num_games=6, solver=True, **kwargs):
     game = make_game("tictactoe")
     calls = []
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=24, leaves_per_step=2), **kwargs)
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=24, leaves_per_step=2, solver=solver), **kwargs)
     records = play_selfplay_games(game, HashEvaluator(game), num_games, config, np.random.default_rng(5),
                                   progress=lambda done, total: calls.append((done, total)))
     return game, records, calls
@@ -38,12 +39,43 @@ def test_records_replay_to_the_recorded_results() -> None:
 
 
 def test_temperature_zero_plays_the_most_visited_move() -> None:
-    _, rec, _ = _play(num_games=4, temperature_moves=0, temperature_final=0.0)
+    """Without the solver; with it a proven win may be played before it is the most visited move."""
+    _, rec, _ = _play(num_games=4, solver=False, temperature_moves=0, temperature_final=0.0)
     chosen = rec.pi[np.arange(len(rec.action)), rec.action]
     np.testing.assert_array_equal(chosen, rec.pi.max(axis=1))
+
+
+def test_selfplay_with_the_solver_never_misses_a_win_in_one() -> None:
+    game, rec, _ = _play(num_games=8, temperature_moves=9)              # temperature 1 all game long
+    for row in range(len(rec.action)):
+        state = rec.states[row: row + 1]
+        wins = game.winning_moves(state)[0]
+        if wins.any():
+            assert wins[rec.action[row]], (row, game.render(state[0]))
 
 
 def test_move_cap_ends_games_as_draws() -> None:
     _, rec, _ = _play(num_games=3, max_moves=2)
     assert rec.game_lengths.tolist() == [2, 2, 2] and rec.results.tolist() == [0, 0, 0]
     assert (rec.z == 0).all()
+
+
+#: Self-play games of the search BEFORE it was compiled and given a solver (commit 43d4b05), with the same seeds:
+#: (game, games, simulations, leaves per step, action sequences). With the solver off the rewrite plays them
+#: move for move (tree reuse, leaves_per_step > 1, Othello passes included).
+GAMES_OF_THE_NUMPY_SEARCH = [
+    ('tictactoe', 3, 24, 1, [[3, 5, 7, 0, 8, 6, 2, 4, 1], [2, 6, 3, 8, 7, 4, 0, 1, 5], [1, 5, 3, 6, 7, 4, 2, 0, 8]]),
+    ('connect4', 2, 24, 2, [[1, 4, 0, 4, 0, 2, 2, 2, 0, 2, 0], [5, 1, 4, 0, 4, 1, 5, 1, 0, 1]]),
+    ('gomoku-6x6-4', 2, 16, 1, [[1, 20, 2, 24, 25, 27, 14, 35, 10, 15, 32, 0, 19, 8, 7, 4, 30, 13, 9, 17, 34, 6], [1, 7, 31, 23, 27, 26, 25, 15, 24, 17, 6, 3, 0, 14, 10, 30, 20, 4, 9, 16]]),
+    ('othello-6x6', 1, 12, 3, [[22, 28, 13, 7, 34, 9, 10, 19, 3, 5, 24, 23, 16, 8, 17, 11, 12, 27, 4, 33, 25, 31, 35, 29, 6, 26, 18, 2, 30, 0, 1, 36, 32]]),
+]
+
+
+@pytest.mark.parametrize("game_name, games, sims, leaves_per_step, expected", GAMES_OF_THE_NUMPY_SEARCH)
+def test_selfplay_without_the_solver_replays_the_former_search(game_name, games, sims, leaves_per_step,
+                                                               expected) -> None:
+    game = make_game(game_name)
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=sims, leaves_per_step=leaves_per_step,
+                                                solver=False), temperature_moves=4)
+    rec = play_selfplay_games(game, HashEvaluator(game, seed=2), games, config, np.random.default_rng(11))
+    assert [rec.action[rec.game_id == g].astype(int).tolist() for g in range(games)] == expected

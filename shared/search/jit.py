@@ -1,0 +1,24 @@
+"""The one place that configures numba for the search kernels.
+
+Kernels are compiled on first use and cached on disk (`cache=True`), so only the first process after an
+install or a code change pays the compile time (a few seconds for all search kernels together).
+Kernels keep float32 arithmetic float32 (`f32(...)` on every constant) so that they reproduce the numpy
+formulas bit for bit; `fastmath` stays off for the same reason (no reassociation, no fused multiply-add).
+`error_model="numpy"`: float division by zero gives inf/nan instead of raising (no check in the hot loops).
+
+Rule: a kernel calls only kernels and helpers of its OWN module. numba's on-disk cache is invalidated when the
+kernel's own source file changes, not when a function it inlined from another file does, so cross-module
+calls could run stale code after an edit.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Decorator for the search kernels: nopython, cached on disk, releases the GIL.
+kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
+#: Decorator for small helpers called from kernels: inlined into the caller (no call with a dozen array arguments).
+inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+f32 = np.float32
+
