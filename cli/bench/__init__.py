@@ -69,3 +69,33 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
     click.echo(format_report(result))
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
+
+
+@bench.command("search")
+@click.option("--game", "game_name", required=True, help="Game name, e.g. tictactoe, connect4, gomoku-15, othello.")
+@click.option("--games", type=click.IntRange(1, 100_000), default=1024, show_default=True,
+              help="Games searched together (the batch B).")
+@click.option("--sims", type=click.IntRange(1, 100_000), default=32, show_default=True, help="Simulations per move.")
+@click.option("--moves", type=click.IntRange(1, 1000), default=8, show_default=True, help="Moves played per game.")
+@click.option("--leaves-per-step", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Leaves selected per tree per evaluator call (virtual loss).")
+@click.option("--no-solver", is_flag=True, help="Switch the search's proven-result solver off.")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+              help="Seed of the table evaluator and the moves.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: int, no_solver: bool, seed: int,
+           as_json: bool) -> None:
+    """Time the batched search alone (a table evaluator stands in for the network): simulations/s, ms/step."""
+    from cli.bench.search import benchmark_search
+    from cli.play_common import user_errors
+
+    with user_errors():
+        report = benchmark_search(game_name, games=games, sims=sims, moves=moves, leaves_per_step=leaves_per_step,
+                                  solver=not no_solver, seed=seed)
+    if as_json:
+        click.echo(json.dumps(report))
+        return
+    click.echo(f"{report['game']} B={report['games']} sims={report['sims']} solver={report['solver']}: "
+               f"{report['simulations_per_s']:,.0f} simulations/s, {report['ms_per_step']:.2f} ms/step "
+               f"(table evaluator {report['evaluator_ms_per_step']:.2f} ms/step; first-call compile "
+               f"{report['compile_s']:.1f} s)")

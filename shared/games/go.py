@@ -196,6 +196,27 @@ class Go(GridGame):
         after[rows[:, 0], cell] = player
         return after
 
+    def winning_moves(self, states: np.ndarray) -> np.ndarray:
+        """Legal actions that end the game at once with a win for the side to move: [B, S] int16 -> [B, A] bool.
+
+        Exact and cheap: a Go game ends only by a second pass in a row or at the length cap, so only those
+        rows are stepped (the pass after a pass; every legal move at the cap), never the whole board.
+        """
+        self._check_states(states)
+        nn = self.num_cells
+        out = np.zeros((states.shape[0], self.num_actions), dtype=bool)
+        live = states[:, nn + F_DONE] == 0
+        at_cap = live & (states[:, nn + F_PLY].astype(np.int64) + 1 >= self.max_moves)
+        after_pass = live & ~at_cap & (states[:, nn + F_PASSES] >= 1)
+        rows, actions = np.nonzero(self.legal_mask(states[at_cap]))
+        rows = np.concatenate([np.flatnonzero(at_cap)[rows], np.flatnonzero(after_pass)])
+        actions = np.concatenate([actions, np.full(int(after_pass.sum()), self.pass_action)])
+        if rows.size:
+            children = self.step(states[rows], actions)
+            # Sign flip: a child's value is from the opponent's view, so -1 there is a win for the mover here.
+            out[rows, actions] = self.is_terminal(children) & (self.terminal_value(children) < 0)
+        return out
+
     def legal_mask(self, states: np.ndarray) -> np.ndarray:
         """states [B, S] int16 -> [B, N*N + 1] bool: empty points that are neither suicide nor a superko
         repetition, and pass (always legal while the game is on); all False for finished games."""

@@ -29,6 +29,7 @@ import numpy as np
 from shared.games.base import Game, GameError
 from shared.players.positions import position_from_moves, side_names
 from shared.players.spec import PlayerSpec, PlayerSpecError, ResolvedModel, parse_player_spec, resolve_model
+from shared.search.threats import vcf_root_moves
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
 
 __all__ = ["AnalysisError", "MoveStat", "PositionAnalysis", "analyze_move_strings", "analyze_states",
@@ -121,6 +122,18 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
     return order.astype(np.int64)
 
 
+def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]]) -> list[int]:
+    """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose (the
+    rule of shared.search.policy.choose_moves, without its random tie-break), then the VCF threat solver."""
+    chosen = []
+    for row, ranked in enumerate(rankings):
+        proven = result.proven[row]                                            # [A] int8, root player's view
+        wins = [a for a in ranked if proven[a] > 0]
+        safe = [a for a in ranked if proven[a] >= 0]
+        chosen.append((wins or safe or ranked)[0])
+    return vcf_root_moves(game, states, np.array(chosen, np.int64), result.visits).tolist()
+
+
 def _best_action(legal: np.ndarray, visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
     """The most visited legal action of one root (legal, visits, q, prior: [A]; ties as in _ranked_actions)."""
     return next(int(a) for a in _ranked_actions(visits, q, prior) if legal[a])
@@ -176,7 +189,7 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, searc
                               float(result.prior[row, a]), float(result.q[row, a]) if visits[a] > 0 else None)
                      for a in ranked[:top_k]])
         rankings.append(ranked)
-    first = [ranked[0] for ranked in rankings]
+    first = _chosen_moves(game, states, result, rankings)
     pvs = _principal_variations(game, mcts, states, first, [int(result.visits[r, a]) for r, a in enumerate(first)],
                                 max(1, pv_depth))
     analyses = []

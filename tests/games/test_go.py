@@ -428,3 +428,26 @@ def test_nothing_is_modified_in_place():
     game.transform_states(state, 5)
     game.step(state, np.array([game.parse_action("E5")]))
     assert np.array_equal(state, copy)
+
+
+def test_winning_moves_agree_with_the_generic_rule_on_random_games():
+    """Go's cheap winning_moves (only a second pass or the length cap can end a game) equals stepping every move."""
+    from shared.games.base import Game
+
+    game = make_game("go-5x5")
+    rng = np.random.default_rng(5)
+    states = game.initial_states(16)
+    seen = 0
+    for _ in range(2 * game.num_cells + 2):
+        live = ~game.is_terminal(states)
+        if not live.any():
+            break
+        fast, generic = game.winning_moves(states), Game.winning_moves(game, states)
+        assert np.array_equal(fast, generic)
+        seen += int(fast.any())
+        legal = game.legal_mask(states[live])
+        # pass often, so that games also end by two passes
+        pick = np.where(rng.random(legal.shape[0]) < 0.3, game.pass_action,
+                        np.where(legal, rng.random(legal.shape), -1).argmax(axis=1))
+        states[live] = game.step(states[live], pick)
+    assert seen > 0

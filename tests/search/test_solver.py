@@ -65,7 +65,7 @@ def test_win_in_one_is_taken_whatever_the_prior(game_name: str, moves: str, winn
     assert choose_moves(result, 1.0, np.random.default_rng(0))[0] == win      # even at temperature 1
     assert result.visits[0, win] >= 1                                         # selection takes the win at once
     check_tree_invariants(mcts._tree, 0)
-    player = MCTSPlayer(game, AdversarialEvaluator(game, avoid), num_simulations=sims)
+    player = MCTSPlayer(game, AdversarialEvaluator(game, avoid), SearchConfig(num_simulations=sims))
     assert player.select_actions(state)[0] == win
 
 

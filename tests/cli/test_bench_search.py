@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from shared.search.overhead import benchmark_search, measure_overhead
+import json
 
+from click.testing import CliRunner
 
-def test_measure_overhead_reports_per_step_times() -> None:
-    report = measure_overhead("connect4", batch=4, simulations=6, leaves_per_step=2, moves=3)
-    assert 3 * 3 < report.steps <= 3 * (1 + 3)             # 3 steps per move, plus root calls of fresh trees
-    assert report.ms_per_step_excluding_evaluator > 0 and report.ms_per_move > 0
-    assert "connect4 B=4 sims=6" in report.line()
+from cli import main
+from cli.bench.search import benchmark_search
 
 
 @pytest.mark.parametrize("solver", [True, False])
@@ -20,3 +18,11 @@ def test_benchmark_search_reports_simulations_per_second(solver: bool) -> None:
     assert report["game"] == "tictactoe" and report["games"] == 8 and report["sims"] == 6
     assert report["steps"] == 3 * 3 and report["simulations"] == 3 * 8 * 6
     assert report["simulations_per_s"] > 0 and report["ms_per_step"] > 0 and report["solver"] is solver
+
+
+def test_bench_search_command_prints_json() -> None:
+    result = CliRunner().invoke(main, ["bench", "search", "--game", "tictactoe", "--games", "4", "--sims", "4",
+                                       "--moves", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["games"] == 4 and report["simulations_per_s"] > 0 and report["ms_per_step"] > 0

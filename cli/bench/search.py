@@ -1,44 +1,22 @@
-"""Measure the search's own cost (everything except the evaluator), with a cheap fake evaluator.
+"""`zeroforge bench search`: the search's own cost (everything except the evaluator), with a cheap fake evaluator.
 
-    python -m shared.search.overhead connect4 --batch 1024 --sims 32 --json
-    python -m shared.search.overhead gomoku-15 --batch 1024 --sims 16
+    zeroforge bench search --game connect4 --games 1024 --sims 32 --json
+    zeroforge bench search --game gomoku-15 --games 1024 --sims 16
 
-`benchmark_search` (the core of `zeroforge bench search`) plays `moves` self-play-like moves (noise on,
+`benchmark_search` plays `moves` self-play-like moves (noise on,
 temperature 1, tree reuse, only unfinished games searched) with an evaluator that looks logits up in a fixed
 random table, times the searches and tree advances, subtracts the evaluator's time and returns simulations per
-second and milliseconds per search step. `measure_overhead` is the older per-step report.
+second and milliseconds per search step.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from shared.games import make_game
 from shared.search.mcts import BatchedMCTS, SearchConfig
-from shared.search.policy import choose_moves, select_actions
-
-
-@dataclass
-class OverheadReport:
-    """Timings of one measurement (milliseconds)."""
-
-    game: str
-    batch: int
-    simulations: int
-    leaves_per_step: int
-    steps: int
-    ms_per_step_excluding_evaluator: float
-    ms_per_step_evaluator: float
-    ms_per_move: float
-
-    def line(self) -> str:
-        return (f"{self.game} B={self.batch} sims={self.simulations} leaves/step={self.leaves_per_step}: "
-                f"search overhead {self.ms_per_step_excluding_evaluator:.2f} ms/step (fake evaluator "
-                f"{self.ms_per_step_evaluator:.2f} ms/step), {self.ms_per_move:.1f} ms/move, {self.steps} steps")
+from shared.search.policy import choose_moves
 
 
 class _TableEvaluator:
@@ -57,33 +35,6 @@ class _TableEvaluator:
         out = self.logits[rows], np.tanh(self.logits[rows, 0])
         self.seconds += time.perf_counter() - start
         return out
-
-
-def measure_overhead(game_name: str, batch: int, simulations: int, leaves_per_step: int = 1, moves: int = 12,
-                     seed: int = 0) -> OverheadReport:
-    """Run `moves` batched search moves and time them; returns an OverheadReport."""
-    game = make_game(game_name)
-    rng = np.random.default_rng(seed)
-    evaluator = _TableEvaluator(game.num_cells, game.num_actions, rng)
-    config = SearchConfig(num_simulations=simulations, leaves_per_step=leaves_per_step)
-    mcts = BatchedMCTS(game, evaluator, config, rng)
-    states = game.initial_states(batch)
-    start = time.perf_counter()
-    played = 0
-    for _ in range(moves):
-        idx = np.flatnonzero(~game.is_terminal(states))
-        if idx.size == 0:
-            break
-        result = mcts.search(states[idx], add_noise=True, slots=idx)
-        actions = select_actions(result.visits, 1.0, rng)
-        mcts.advance(actions, slots=idx)
-        states[idx] = game.step(states[idx], actions)
-        played += 1
-    elapsed = time.perf_counter() - start
-    steps = mcts.evaluator_calls
-    return OverheadReport(game_name, batch, simulations, leaves_per_step, steps,
-                          1000.0 * (elapsed - evaluator.seconds) / steps, 1000.0 * evaluator.seconds / steps,
-                          1000.0 * elapsed / max(played, 1))
 
 
 def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: int = 8, leaves_per_step: int = 1,
@@ -130,27 +81,3 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
             "solver": solver, "steps": steps, "simulations": simulations,
             "simulations_per_s": simulations / search_s, "ms_per_step": 1000.0 * search_s / steps,
             "evaluator_ms_per_step": 1000.0 * evaluator.seconds / steps, "compile_s": compile_s}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game")
-    parser.add_argument("--batch", type=int, default=1024)
-    parser.add_argument("--sims", type=int, default=32)
-    parser.add_argument("--leaves-per-step", type=int, default=1)
-    parser.add_argument("--moves", type=int, default=8)
-    parser.add_argument("--no-solver", action="store_true")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    report = benchmark_search(args.game, args.batch, args.sims, args.moves, args.leaves_per_step,
-                              solver=not args.no_solver)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(f"{report['game']} B={report['games']} sims={report['sims']} solver={report['solver']}: "
-              f"{report['simulations_per_s']:,.0f} simulations/s, {report['ms_per_step']:.2f} ms/step "
-              f"(evaluator {report['evaluator_ms_per_step']:.2f} ms/step, {report['steps']} steps)")
-
-
-if __name__ == "__main__":
-    main()
