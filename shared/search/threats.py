@@ -22,8 +22,9 @@ ROOT_VCF_NODES = 2000
 
 
 def uses_threat_solver(game: Game) -> bool:
-    """True for the games the VCF solver understands (in-a-row games: Gomoku, tic-tac-toe)."""
-    return isinstance(game, InARowGame)
+    """True for Gomoku (any size). Tic-tac-toe is an in-a-row game too, but on 3x3 a VCF search is a full
+    solution of the game, which would hide what the network has learnt from every match."""
+    return isinstance(game, InARowGame) and game.params().get("family") == "gomoku"
 
 
 def vcf_root_moves(game: Game, states: np.ndarray, actions: np.ndarray, visits: np.ndarray) -> np.ndarray:
