@@ -5,13 +5,35 @@ process as the worker (the --data-dir and --device given here).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from cli.common import config_options, load_pipeline_config
+from cli.play_common import checked_device, fail, user_errors
+
+
+@contextlib.contextmanager
+def _job_errors() -> Iterator[None]:
+    """Bad input, a damaged registry, model or shard: `error: ...` in one line, exit 2 (never a traceback)."""
+    from pydantic import ValidationError
+
+    from services.payloads import PayloadError
+    from services.trainer import TrainingDataError
+    from shared.shards import ShardError
+
+    with user_errors():
+        try:
+            yield
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+            fail(f"invalid job: {problems}")
+        except (PayloadError, TrainingDataError, ShardError) as exc:
+            fail(exc)
 
 
 def _context(cfg, root: Path, device: str):
@@ -53,11 +75,14 @@ def selfplay(game, config_file, settings, data_dir, generation, version, seed, d
     from services.selfplay import selfplay_job
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    payload = SelfPlayPayload(data_id=data_id, config=cfg.selfplay_service(), generation=generation,
-                              model_version=_version_or_best(version, layout), job_id=f"manual-{uuid.uuid4().hex[:12]}",
-                              seed=seed)
-    click.echo(json.dumps(selfplay_job(payload.model_dump(mode="json"), context), indent=2))
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        payload = SelfPlayPayload(data_id=data_id, config=cfg.selfplay_service(), generation=generation,
+                                  model_version=_version_or_best(version, layout),
+                                  job_id=f"manual-{uuid.uuid4().hex[:12]}", seed=seed)
+        result = selfplay_job(payload.model_dump(mode="json"), context)
+    click.echo(json.dumps(result, indent=2))
 
 
 @click.command()
@@ -69,16 +94,15 @@ def selfplay(game, config_file, settings, data_dir, generation, version, seed, d
 def train(game, config_file, settings, data_dir, generation, parent, seed, device) -> None:
     """Train a candidate from the replay window here and register it."""
     from services.payloads import TrainPayload
-    from services.trainer import TrainingDataError, train_job
+    from services.trainer import train_job
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    payload = TrainPayload(data_id=data_id, config=cfg.trainer(), generation=generation,
-                           parent_version=_version_or_best(parent, layout), seed=seed)
-    try:
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        payload = TrainPayload(data_id=data_id, config=cfg.trainer(), generation=generation,
+                               parent_version=_version_or_best(parent, layout), seed=seed)
         result = train_job(payload.model_dump(mode="json"), context)
-    except TrainingDataError as exc:
-        raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(result, indent=2))
 
 
@@ -94,13 +118,17 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device)
     from shared.players.match import split_openings
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    openings = cfg.gate.games // 2
-    chunks = [
-        match_job(MatchPayload(data_id=data_id, config=cfg.gatekeeper(), player_a=_version_or_best(candidate, layout),
-                               player_b=_version_or_best(best_version, layout), opening_indices=chunk,
-                               num_openings=openings, simulations=cfg.gate.simulations,
-                               seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
-        for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
-    ]
-    click.echo(json.dumps(summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold), indent=2))
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        openings = cfg.gate.games // 2
+        chunks = [
+            match_job(MatchPayload(data_id=data_id, config=cfg.gatekeeper(),
+                                   player_a=_version_or_best(candidate, layout),
+                                   player_b=_version_or_best(best_version, layout), opening_indices=chunk,
+                                   num_openings=openings, simulations=cfg.gate.simulations,
+                                   seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
+            for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
+        ]
+        report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+    click.echo(json.dumps(report, indent=2))
