@@ -64,7 +64,7 @@ seed_option = click.option("--seed", type=click.IntRange(0, 2**31), default=0, s
 
 @click.command()
 @config_options
-@click.option("--generation", type=click.IntRange(min=0), required=True,
+@click.option("--generation", type=click.IntRange(0, 1_000_000), required=True,
               help="Generation whose shard folder receives the shard.")
 @click.option("--model", "version", default=None, help="Registry version to play with (default: best).")
 @seed_option
@@ -87,7 +87,7 @@ def selfplay(game, config_file, settings, data_dir, generation, version, seed, d
 
 @click.command()
 @config_options
-@click.option("--generation", type=click.IntRange(min=1), required=True, help="Generation number of the candidate.")
+@click.option("--generation", type=click.IntRange(1, 1_000_000), required=True, help="Generation number of the candidate.")
 @click.option("--parent", default=None, help="Version to train from (default: best).")
 @seed_option
 @device_option

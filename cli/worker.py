@@ -47,9 +47,15 @@ def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threa
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
-    if not redis_url.startswith(("redis://", "rediss://", "unix://")):
-        raise click.UsageError(f"--redis-url {redact_url(redis_url)!r}: expected redis://[:PASSWORD@]HOST:PORT/DB, "
-                               "rediss://... or unix://...")
+    from redis.connection import parse_url
+
+    try:
+        if not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("unknown scheme")
+        parse_url(redis_url)
+    except ValueError as exc:
+        raise click.UsageError(f"--redis-url {redact_url(redis_url)!r}: {exc}; expected redis://[:PASSWORD@]HOST:PORT/DB, "
+                               "rediss://... or unix://...") from None
     try:
         data_id(data_dir, create=False)   # a typo in --data-dir stops here, not at the first job
         context = WorkerContext(data_dir=data_dir.resolve(), device=device)

@@ -42,13 +42,17 @@ class RedisUnavailableError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by '***' (safe for logs and error messages)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL with any password replaced by '***' (safe for logs and error messages), even when malformed."""
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:   # e.g. a bad IPv6 host or port: redact by pattern
+        return redact_text(url)
+    if password is None:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{user}:***@{host}" + (f":{port}" if port else "")
     return urlunsplit(parts._replace(netloc=netloc))
 
 
