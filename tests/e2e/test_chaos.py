@@ -135,7 +135,7 @@ class Chaos:
         if self.to_kill and not any(k.finished_after_s is None for k in self.kills):
             kind = self.to_kill[0]
             for job_id, execution in self.running(client, kind):
-                if now - started_seen[f"{job_id}:{execution}"] < 0.3:
+                if now - started_seen.get(f"{job_id}:{execution}", now) < 0.3:
                     continue   # let it get going
                 pid = self.worker_pid(client, job_id, execution)
                 if pid is None:
@@ -146,7 +146,7 @@ class Chaos:
                 return
         if not self.to_kill and not self.redis_restart and all(k.finished_after_s is not None for k in self.kills):
             running = self.running(client, "selfplay")
-            if running and now - started_seen[f"{running[0][0]}:{running[0][1]}"] >= 0.3:
+            if running and now - started_seen.get(f"{running[0][0]}:{running[0][1]}", now) >= 0.3:
                 self.restart_redis(running[0][0])
         if self.redis_restart and "finished_after_s" not in self.redis_restart:
             job = Job.fetch_many([self.redis_restart["job_id"]], connection=client, serializer=JSONSerializer)[0]
