@@ -87,7 +87,8 @@ def selfplay(game, config_file, settings, data_dir, generation, version, seed, d
 
 @click.command()
 @config_options
-@click.option("--generation", type=click.IntRange(1, 1_000_000), required=True, help="Generation number of the candidate.")
+@click.option("--generation", type=click.IntRange(1, 1_000_000), required=True,
+              help="Generation number of the candidate.")
 @click.option("--parent", default=None, help="Version to train from (default: best).")
 @seed_option
 @device_option

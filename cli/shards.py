@@ -82,8 +82,10 @@ def _load_game(shard):
 
 @shards.command("show")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--game", "game_index", type=click.IntRange(0, 10**9), help="Show game K (0-based, as listed in the summary) move by move.")
-@click.option("--move", "move", type=click.IntRange(1, 10**6), help="With --game: board and root visit heat map at move M (1-based).")
+@click.option("--game", "game_index", type=click.IntRange(0, 10**9),
+              help="Show game K (0-based, as listed in the summary) move by move.")
+@click.option("--move", "move", type=click.IntRange(1, 10**6),
+              help="With --game: board and root visit heat map at move M (1-based).")
 def show_command(file: Path, game_index: int | None, move: int | None) -> None:
     """Summarise shard FILE; with --game K list one game; with --game K --move M show a move's heat map."""
     if move is not None and game_index is None:

@@ -54,8 +54,8 @@ def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threa
             raise ValueError("unknown scheme")
         parse_url(redis_url)
     except ValueError as exc:
-        raise click.UsageError(f"--redis-url {redact_url(redis_url)!r}: {exc}; expected redis://[:PASSWORD@]HOST:PORT/DB, "
-                               "rediss://... or unix://...") from None
+        raise click.UsageError(f"--redis-url {redact_url(redis_url)!r}: {exc}; expected "
+                               "redis://[:PASSWORD@]HOST:PORT/DB, rediss://... or unix://...") from None
     try:
         data_id(data_dir, create=False)   # a typo in --data-dir stops here, not at the first job
         context = WorkerContext(data_dir=data_dir.resolve(), device=device)
@@ -68,6 +68,6 @@ def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threa
     except RedisLostError as exc:
         raise click.ClickException(redact_text(exc)) from None
     except RedisError as exc:
-        raise click.ClickException(f"cannot reach Redis at {redact_url(redis_url)}: {redact_text(exc)}. Check the host, "
-                                   "port and password (redis://:PASSWORD@HOST:PORT/0) and that the server binds a "
-                                   "reachable address.") from None
+        raise click.ClickException(f"cannot reach Redis at {redact_url(redis_url)}: {redact_text(exc)}. Check the "
+                                   "host, port and password (redis://:PASSWORD@HOST:PORT/0) and that the server "
+                                   "binds a reachable address.") from None

@@ -82,7 +82,8 @@ def redis_url_from_env(env: dict[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     url = env.get(REDIS_URL_ENV) or env.get("REDIS_URL")
     if not url:
-        raise RedisUrlMissingError(f"no Redis URL: set {REDIS_URL_ENV} (zeroforge run sets it for its flows) or REDIS_URL")
+        raise RedisUrlMissingError(f"no Redis URL: set {REDIS_URL_ENV} (zeroforge run sets it for its flows) "
+                                   "or REDIS_URL")
     return url
 
 
@@ -271,7 +272,8 @@ def _orphans(connection: Redis, jobs: dict[str, Job]) -> set[str]:
             started = {job_id for job_id, _ in StartedJobRegistry(queue=queue).get_job_and_execution_ids(cleanup=False)}
             by_queue[job.origin] = (set(queue.get_job_ids()), started)
         queued, started = by_queue[job.origin]
-        if (status == JobStatus.QUEUED and job_id not in queued) or (status == JobStatus.STARTED and job_id not in started):
+        lost_queued = status == JobStatus.QUEUED and job_id not in queued
+        if lost_queued or (status == JobStatus.STARTED and job_id not in started):
             orphans.add(job_id)
     return orphans
 

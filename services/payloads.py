@@ -21,7 +21,8 @@ Version = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,9}$")]
 JobId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
 DataId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
 #: A player spec as shared.players.spec parses it; model files are not allowed in jobs (no outside paths).
-MatchPlayer = Annotated[str, StringConstraints(pattern=r"^(random|minimax|shipped|best|pure-mcts:[0-9]{1,7}|[0-9]{1,6})$")]
+MatchPlayer = Annotated[str, StringConstraints(
+    pattern=r"^(random|minimax|shipped|best|pure-mcts:[0-9]{1,7}|[0-9]{1,6})$")]
 Generation = Annotated[int, Field(ge=0, le=1_000_000)]
 MAX_OPENINGS = 50_000
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]

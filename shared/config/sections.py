@@ -97,7 +97,8 @@ class SelfPlaySection(Section):
         description="Torch threads of each local worker `zeroforge run` starts (remote workers: --torch-threads).",
     )
     max_moves: OptionalInt = Field(
-        default=None, ge=1, le=100_000, description='Safety cap on plies per game ("none" = the game\'s own length bound).'
+        default=None, ge=1, le=100_000,
+        description='Safety cap on plies per game ("none" = the game\'s own length bound).',
     )
 
 
@@ -128,7 +129,8 @@ class TrainSection(Section):
     replay_window_generations: int = Field(
         default=20, ge=1, le=100_000, description="Only shards of the newest this-many generations are trained on."
     )
-    checkpoint_every: int = Field(default=500, ge=1, le=10_000_000, description="Write a resumable checkpoint every N steps.")
+    checkpoint_every: int = Field(default=500, ge=1, le=10_000_000,
+                                  description="Write a resumable checkpoint every N steps.")
 
     @model_validator(mode="after")
     def _window_holds_a_batch(self) -> TrainSection:
@@ -220,15 +222,20 @@ class PipelineSection(Section):
     redis_url: RedisUrl = Field(
         default=None, description='Redis URL for rq ("none" = REDIS_URL, else a private local server).'
     )
-    selfplay_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400, description="rq job timeout of one self-play job (seconds).")
-    train_timeout_s: int = Field(default=7200, ge=10, le=7 * 86_400, description="rq job timeout of one training job (seconds).")
-    eval_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400, description="rq job timeout of one gate/anchor job (seconds).")
+    selfplay_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400,
+                                    description="rq job timeout of one self-play job (seconds).")
+    train_timeout_s: int = Field(default=7200, ge=10, le=7 * 86_400,
+                                 description="rq job timeout of one training job (seconds).")
+    eval_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400,
+                                description="rq job timeout of one gate/anchor job (seconds).")
     wait_timeout_s: int = Field(
         default=43_200, ge=10, le=30 * 86_400,
         description="How long the flow waits for one stage's jobs (queueing included) before failing (seconds).",
     )
-    result_ttl_s: int = Field(default=86_400, ge=60, le=365 * 86_400, description="How long rq keeps a finished job's result (seconds).")
-    failure_ttl_s: int = Field(default=604_800, ge=60, le=365 * 86_400, description="How long rq keeps a failed job (seconds).")
+    result_ttl_s: int = Field(default=86_400, ge=60, le=365 * 86_400,
+                              description="How long rq keeps a finished job's result (seconds).")
+    failure_ttl_s: int = Field(default=604_800, ge=60, le=365 * 86_400,
+                               description="How long rq keeps a failed job (seconds).")
     local_workers: int = Field(
         default=2, ge=0, le=256, description="rq worker processes `zeroforge run` starts itself (0 = external only)."
     )
@@ -236,7 +243,8 @@ class PipelineSection(Section):
                       description="Base seed; job seeds are derived from it, the generation and job.")
     job_retries: int = Field(
         default=2, ge=0, le=20,
-        description="How often a failed job, or one whose worker died, is run again before the run stops with an error.",
+        description="How often a failed job, or one whose worker died, is run again before the run stops with an "
+        "error.",
     )
     worker_heartbeat_s: int = Field(
         default=5, ge=1, le=300,

@@ -194,7 +194,8 @@ def test_shards_on_damaged_files_never_show_a_traceback(tmp_path_factory, data, 
 
 @FUZZ
 @given(command=st.sampled_from(["selfplay", "train", "gate"]), model=st.sampled_from(["1", "000002", "x", "../1", ""]),
-       damage=st.lists(st.tuples(damaged_files, contents), max_size=2), generation=st.sampled_from(["1", "2"]) | numbers,
+       damage=st.lists(st.tuples(damaged_files, contents), max_size=2),
+       generation=st.sampled_from(["1", "2"]) | numbers,
        device=mostly(st.just("cpu"), st.sampled_from(["cuda", "cuda:7", "gpu", ""]), 9), seed=seeds)
 def test_jobs_by_hand_on_damaged_registries_never_show_a_traceback(tmp_path_factory, registry_template, command,
                                                                    model, damage, generation, device, seed) -> None:

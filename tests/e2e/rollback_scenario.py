@@ -70,13 +70,14 @@ def main(data: Path) -> None:
         gate = gate_flow(config=cfg, generation=2, data_dir=str(data), candidate=candidate, best=second)
         decision = decide_flow(config=cfg, generation=2, data_dir=str(data), candidate=candidate, best=second,
                                gate=gate)
-    record = ModelRegistry(layout.registry_dir).get(candidate)
+    after = ModelRegistry(layout.registry_dir)
+    record = after.get(candidate)
     print(json.dumps({
-        "gate_promote": gate["promote"], "decision": decision, "best": ModelRegistry(layout.registry_dir).best_version(),
+        "gate_promote": gate["promote"], "decision": decision, "best": after.best_version(),
         "candidate": candidate, "first": first, "second": second, "status": record.status,
         "reason": record.status_reason, "rollback_rc": rollbacks[0].returncode if rollbacks else None,
         "rollback_out": (rollbacks[0].stdout + rollbacks[0].stderr) if rollbacks else "",
-        "history": [(h["event"], h["version"]) for h in ModelRegistry(layout.registry_dir).history()],
+        "history": [(h["event"], h["version"]) for h in after.history()],
     }))
 
 

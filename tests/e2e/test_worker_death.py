@@ -72,8 +72,9 @@ def test_a_killed_workers_job_runs_again_within_a_minute_with_default_settings(t
             recovered_s = time.monotonic() - killed_at
         finally:
             stop_processes(procs)
-    print(f"\ndefault heartbeat {DEFAULT_HEARTBEAT_S} s (execution TTL {heartbeat_ttl(DEFAULT_HEARTBEAT_S)} s): the job "
-          f"of the SIGKILLed worker finished on another worker {recovered_s:.1f} s after the kill")
+    ttl = heartbeat_ttl(DEFAULT_HEARTBEAT_S)
+    print(f"\ndefault heartbeat {DEFAULT_HEARTBEAT_S} s (execution TTL {ttl} s): the job of the SIGKILLed worker "
+          f"finished on another worker {recovered_s:.1f} s after the kill")
     assert result["games"] == 512 and recovered_s < 60
 
 
