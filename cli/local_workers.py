@@ -127,15 +127,17 @@ class WorkerWatchdog:
 
 
 def stop_processes(procs: list[subprocess.Popen], timeout_s: float = 10.0) -> None:
-    """Terminate processes this program started (by PID), killing those that do not exit in time."""
+    """Terminate processes this program started (by PID), killing those that have not exited `timeout_s` later."""
+    import time
+
     for p in procs:
         if p.poll() is None:
             p.terminate()
+    deadline = time.monotonic() + timeout_s
     for p in procs:
         try:
-            p.wait(timeout=timeout_s)
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            log.warning("local worker (pid %d) did not stop within %.0f s of SIGTERM; killing it", p.pid, timeout_s)
             p.kill()
             p.wait()
-
-

@@ -130,7 +130,7 @@ def _stop_message(exc: BaseException, data_dir: Path) -> str:
     expected = (JobFailedError, JobsTimeoutError, RedisLostError, RegistryError)
     text = " ".join(redact_text(str(exc)).split()) or type(exc).__name__
     if isinstance(exc, expected):
-        return f"{text}; rerun the same command to resume"
+        return text if "rerun the same command" in text else f"{text}; rerun the same command to resume"
     path = logs_dir(data_dir) / "run-error.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -106,8 +106,10 @@ class RedisPatience:
     to 8 s) while Redis is unreachable, logging one line when it goes and one when it is back; past the budget it
     raises RedisLostError. One instance follows one connection through a wait, so the budget spans the calls."""
 
-    def __init__(self, connection: Redis, outage_s: float = 120.0, sleep: Callable[[float], None] = time.sleep):
-        self.connection, self.outage_s, self._sleep = connection, outage_s, sleep
+    def __init__(self, connection: Redis, outage_s: float = 120.0, sleep: Callable[[float], None] = time.sleep,
+                 give_up: Callable[[], bool] = lambda: False):
+        """give_up(): checked before each retry; True ends the wait at once with RedisLostError (a stop request)."""
+        self.connection, self.outage_s, self._sleep, self._give_up = connection, outage_s, sleep, give_up
         self.down_since: float | None = None
         self.recovered_at: float | None = None
         self.grace_s = DEFAULT_RECOVERY_GRACE_S
@@ -125,6 +127,9 @@ class RedisPatience:
                     self.down_since = now
                     log.warning("Redis at %s unreachable (%s) while %s; retrying for up to %.0f s",
                                 _where(self.connection), type(exc).__name__, what, self.outage_s)
+                if self._give_up():
+                    raise RedisLostError(f"Redis at {_where(self.connection)} unreachable (while {what}); "
+                                         "stopped waiting for it on request") from None
                 if now - self.down_since > self.outage_s:
                     raise RedisLostError(
                         f"Redis at {_where(self.connection)} unreachable for {now - self.down_since:.0f} s "

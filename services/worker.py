@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import socket
 import threading
 import time
@@ -161,6 +162,9 @@ class ZeroforgeWorker(SimpleWorker):
     `heartbeat_s` seconds, also while a job runs (see the module docstring)."""
 
     job_class = ZeroforgeJob
+    #: rq doubles its wait between reconnection attempts up to this (rq: 60 s, i.e. up to a minute lost after an
+    #: outage); 8 s, like services.jobqueue.RedisPatience.
+    max_connection_wait_time = 8.0
 
     def __init__(self, *args: Any, context: WorkerContext, heartbeat_s: int = DEFAULT_HEARTBEAT_S,
                  outage_s: float = 300.0, **kwargs: Any) -> None:
@@ -180,6 +184,13 @@ class ZeroforgeWorker(SimpleWorker):
         """The life of a running job's execution entry without a heartbeat (short: the heartbeat thread renews it)."""
         return self.execution_ttl
 
+    def set_shutdown_requested_date(self) -> None:
+        """Record a stop request in Redis when it can (for dashboards); a stop must work while Redis is away."""
+        try:
+            super().set_shutdown_requested_date()
+        except REDIS_DOWN_ERRORS:
+            pass
+
     def serialize(self) -> dict:
         """rq's worker record, plus the heartbeat TTL that live_workers and the flows' recovery grace read."""
         return {**super().serialize(), TTL_FIELD: self.execution_ttl}
@@ -193,13 +204,18 @@ class ZeroforgeWorker(SimpleWorker):
 
     # A job that ends while Redis is away keeps its result: recording it waits for Redis (rq would give up at once,
     # and the job would be run again). rq 3's hooks for the end of a job, overridden with the same signatures.
+    def _patience(self) -> RedisPatience:
+        """Waits for Redis up to outage_s, unless this worker is asked to stop (then the job is simply redone)."""
+        return RedisPatience(self.connection, self.outage_s,
+                             give_up=lambda: self._stop_requested or self._shutdown_requested_date is not None)
+
     def _finalize_success(self, job: Job, queue: Queue, execution: Any, return_value: Any) -> None:
-        RedisPatience(self.connection, self.outage_s).call(
+        self._patience().call(
             lambda: super(ZeroforgeWorker, self)._finalize_success(job, queue, execution, return_value),
             f"recording the result of job {job.id}")
 
     def _finalize_failure(self, job: Job, queue: Queue, execution: Any, exc_info: Any) -> None:
-        RedisPatience(self.connection, self.outage_s).call(
+        self._patience().call(
             lambda: super(ZeroforgeWorker, self)._finalize_failure(job, queue, execution, exc_info),
             f"recording the failure of job {job.id}")
 
@@ -256,15 +272,24 @@ def run_worker(
         try:
             worker.work(burst=burst, max_idle_time=max_idle_time, logging_level="INFO")
         except REDIS_DOWN_ERRORS as exc:
+            if worker._shutdown_requested_date is not None:   # asked to stop: Redis being away changes nothing
+                return
             log.warning("worker %s lost Redis at %s (%s); waiting for it", worker_name, redact_url(redis_url), exc)
         else:
-            stopped = getattr(worker, "_shutdown_requested_date", None) is not None or worker._stop_requested
+            stopped = worker._shutdown_requested_date is not None or worker._stop_requested
             if burst or max_idle_time is not None or stopped:
                 return
             log.warning("worker %s stopped on an error (logged above); starting again", worker_name)
             time.sleep(2.0)
+        # between two rq work loops, SIGTERM and SIGINT simply end the process (no job runs here)
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+        signal.signal(signal.SIGINT, _exit_on_signal)
         RedisPatience(connection, outage_s).call(connection.ping, "waiting to restart the worker")
         restart += 1
+
+
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _heartbeat_age_s(last_heartbeat: bytes | None) -> float | None:

@@ -99,7 +99,7 @@ class Chaos:
     kills: list[Kill] = field(default_factory=list)
     to_kill: list[str] = field(default_factory=lambda: ["selfplay", "train", "eval"])
     redis_restart: dict = field(default_factory=dict)
-    finished: set[str] = field(default_factory=set)
+    redis_down_s: float = 3.0
 
     def running(self, client: redis.Redis, queue: str) -> list[tuple[str, str]]:
         """(job id, execution id) of the jobs running on `queue`, oldest first."""
@@ -154,10 +154,10 @@ class Chaos:
                 self.redis_restart["finished_after_s"] = now - self.redis_restart["up_at"]
 
     def restart_redis(self, running_job_id: str) -> None:
-        """SIGKILL Redis while `running_job_id` runs, restart it 3 s later from its append-only file."""
+        """SIGKILL Redis while `running_job_id` runs, restart it `redis_down_s` later from its append-only file."""
         down = time.monotonic()
         self.redis.kill()
-        time.sleep(3.0)
+        time.sleep(self.redis_down_s)
         self.redis.start()
         up = time.monotonic()
         self.redis_restart = {"down_s": up - down, "up_at": up, "job_id": running_job_id}
@@ -170,7 +170,7 @@ def _run_env(tmp_path: Path, url: str) -> dict[str, str]:
     return env
 
 
-def test_kills_and_a_redis_restart_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+def test_kills_and_a_redis_restart_lose_and_duplicate_nothing(tmp_path: Path, redis_down_s: float = 3.0) -> None:
     server = AofRedis(tmp_path / "redis")
     server.start()
     data = tmp_path / "data"
@@ -181,7 +181,7 @@ def test_kills_and_a_redis_restart_lose_and_duplicate_nothing(tmp_path: Path) ->
     out = open(tmp_path / "run.out", "w+")
     run = subprocess.Popen(args, env=_run_env(tmp_path, server.url), stdout=out, stderr=subprocess.STDOUT,
                            cwd=tmp_path)
-    chaos = Chaos(server)
+    chaos = Chaos(server, redis_down_s=redis_down_s)
     client = server.client()
     started_seen: dict[str, float] = {}
     cmdlines: list[str] = []

@@ -130,3 +130,35 @@ def test_a_prefect_server_that_stops_answering_does_not_hang_the_run(tmp_path: P
     assert len(errors) == 1 and "rerun the same command to resume" in errors[0] and "Traceback" not in text, text
     _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
     print(f"\nPrefect server that never answers: the run stopped after {seconds:.0f} s")
+
+
+def test_redis_gone_for_longer_than_the_outage_budget_stops_the_run_in_one_line_and_a_rerun_finishes(
+        tmp_path: Path) -> None:
+    server = AofRedis(tmp_path / "redis")
+    server.start()
+    args = ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"), *TINY,
+            "--set", "pipeline.redis_outage_s=5"]
+    env = _env(REDIS_URL=server.url)
+    try:
+        run, lines = _start(args, env, tmp_path)
+        client = server.client()
+        _wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1) or client.zcard("rq:finished:selfplay"), 120,
+                    "self-play to begin")
+        children = [pid for pid in _children(run.pid)]
+        server.kill()
+        lost_at = time.monotonic()
+        assert run.wait(timeout=120) == 1
+        stopped_s = time.monotonic() - lost_at
+        text = "".join(lines)
+        errors = [line for line in text.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and "unreachable for" in errors[0] and "rerun the same command" in errors[0], text
+        assert "Traceback" not in text and server.password not in text
+        _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's workers to stop")
+        server.start()
+        rerun, lines = _start(args, env, tmp_path)
+        assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
+        versions = ModelRegistry(DataLayout(tmp_path / "data", "tictactoe").registry_dir).list()
+        assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")
+    finally:
+        server.kill()
+    print(f"\nRedis gone for good (outage budget 5 s): the run stopped {stopped_s:.1f} s later, in one line")
