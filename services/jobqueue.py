@@ -153,7 +153,7 @@ class RedisPatience:
             ttls = [self.connection.hget(key, TTL_FIELD) for key in self.connection.smembers(REDIS_WORKER_KEYS)]
         except REDIS_DOWN_ERRORS:
             return DEFAULT_RECOVERY_GRACE_S
-        known = [float(as_text(t)) for t in ttls if t is not None]
+        known = [float(as_text(t)) for t in ttls if t is not None and as_text(t).isdigit()]
         return max(known) + RECOVERY_MARGIN_S if known else DEFAULT_RECOVERY_GRACE_S
 
     def in_grace(self) -> bool:

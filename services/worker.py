@@ -312,7 +312,7 @@ def live_workers(connection: Redis, queue: str) -> list[str]:
     for key in sorted(get_keys(queue=q)):
         last, death, ttl = connection.hmget(key, "last_heartbeat", "death", TTL_FIELD)
         age = _heartbeat_age_s(last)
-        limit = float(as_text(ttl)) if ttl else 420.0
+        limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
         if death is None and age is not None and age <= limit:
             names.append(key.removeprefix(f"{RQ_KEY_PREFIX}:worker:"))
     return names
@@ -326,7 +326,7 @@ def clear_ghost(connection: Redis, name: str) -> None:
     if last is None and death is None:
         return
     age = _heartbeat_age_s(last)
-    limit = float(as_text(ttl)) if ttl else 420.0
+    limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
     if death is None and age is not None and age <= limit:
         raise WorkerConfigError(f"a live worker named {name!r} is registered (heartbeat {age:.0f} s ago); "
                                 "choose another --name")
