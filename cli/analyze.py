@@ -55,7 +55,7 @@ def _analyze_one(game, evaluate, moves_text: str, search, top: int, as_json: boo
 @model_option
 @click.option("--sims", type=click.IntRange(1, 100_000), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
               help="Search simulations per position.")
-@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True,
+@click.option("--top", type=click.IntRange(1, 1000), default=DEFAULT_TOP_K, show_default=True,
               help="Moves listed in the top list.")
 @config_file_option
 @data_dir_option

@@ -6,14 +6,36 @@ result as JSON). On a fresh data directory, `zeroforge models init --game G` mak
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from cli.common import config_options, load_pipeline_config
+from cli.play_common import checked_device, fail, user_errors
 from cli.render import text_table
+
+
+@contextlib.contextmanager
+def _job_errors() -> Iterator[None]:
+    """Bad input, a damaged registry, model or shard: `error: ...` in one line, exit 2 (never a traceback)."""
+    from pydantic import ValidationError
+
+    from services.payloads import PayloadError
+    from services.trainer import TrainingDataError
+    from shared.shards import ShardError
+
+    with user_errors():
+        try:
+            yield
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+            fail(f"invalid job: {problems}")
+        except (PayloadError, TrainingDataError, ShardError) as exc:
+            fail(exc)
 
 
 def _context(cfg, root: Path, device: str):
@@ -59,7 +81,7 @@ def _seed_option(what: str):
 
 @click.command()
 @config_options
-@click.option("--generation", type=click.IntRange(min=0), required=True,
+@click.option("--generation", type=click.IntRange(0, 1_000_000), required=True,
               help="Generation whose shard folder receives the shard.")
 @click.option("--model", "version", default=None, help="Registry version to play with [default: best].")
 @click.option("--job-id", default=None, metavar="NAME",
@@ -73,11 +95,13 @@ def selfplay(game, config_file, settings, data_dir, generation, version, job_id,
     from services.selfplay import selfplay_job
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    payload = SelfPlayPayload(data_id=data_id, config=cfg.selfplay_service(), generation=generation,
-                              model_version=_version_or_best(version, layout),
-                              job_id=job_id or f"manual-{uuid.uuid4().hex[:12]}", seed=seed)
-    result = selfplay_job(payload.model_dump(mode="json"), context)
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        payload = SelfPlayPayload(data_id=data_id, config=cfg.selfplay_service(), generation=generation,
+                                  model_version=_version_or_best(version, layout),
+                                  job_id=job_id or f"manual-{uuid.uuid4().hex[:12]}", seed=seed)
+        result = selfplay_job(payload.model_dump(mode="json"), context)
     _print(result, [("job id", payload.job_id), ("model", payload.model_version),
                     ("games", result["games"]), ("positions", result["positions"]),
                     ("X wins / draws / O wins",
@@ -88,7 +112,8 @@ def selfplay(game, config_file, settings, data_dir, generation, version, job_id,
 
 @click.command()
 @config_options
-@click.option("--generation", type=click.IntRange(min=1), required=True, help="Generation number of the candidate.")
+@click.option("--generation", type=click.IntRange(1, 1_000_000), required=True,
+              help="Generation number of the candidate.")
 @click.option("--parent", default=None, help="Version to train from [default: best].")
 @_seed_option("batch sampling and augmentation")
 @device_option
@@ -96,16 +121,15 @@ def selfplay(game, config_file, settings, data_dir, generation, version, job_id,
 def train(game, config_file, settings, data_dir, generation, parent, seed, device, as_json) -> None:
     """Train a candidate from the replay window here and register it."""
     from services.payloads import TrainPayload
-    from services.trainer import TrainingDataError, train_job
+    from services.trainer import train_job
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    payload = TrainPayload(data_id=data_id, config=cfg.trainer(), generation=generation,
-                           parent_version=_version_or_best(parent, layout), seed=seed)
-    try:
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        payload = TrainPayload(data_id=data_id, config=cfg.trainer(), generation=generation,
+                               parent_version=_version_or_best(parent, layout), seed=seed)
         result = train_job(payload.model_dump(mode="json"), context)
-    except TrainingDataError as exc:
-        raise click.ClickException(str(exc)) from None
     _print(result, [("candidate", result["version"]), ("parent", result["parent"]),
                     ("generation", result["generation"]), ("steps x batch", f"{result['steps']} x {result['batch_size']}"),
                     ("positions (shards)", f"{result['positions']} ({len(result['shards'])})"),
@@ -128,17 +152,18 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device,
     from shared.players.match import split_openings
 
     cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
-    layout, context, data_id = _context(cfg, root, device)
-    openings = cfg.gate.games // 2
-    chunks = [
-        match_job(MatchPayload(data_id=data_id, config=cfg.gatekeeper(), player_a=_version_or_best(candidate, layout),
-                               player_b=_version_or_best(best_version, layout), opening_indices=chunk,
-                               num_openings=openings, simulations=cfg.gate.simulations,
-                               seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
-        for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
-    ]
-    report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
-    a, b = _version_or_best(candidate, layout), _version_or_best(best_version, layout)
+    device = checked_device(device)
+    with _job_errors():
+        layout, context, data_id = _context(cfg, root, device)
+        a, b = _version_or_best(candidate, layout), _version_or_best(best_version, layout)
+        openings = cfg.gate.games // 2
+        chunks = [
+            match_job(MatchPayload(data_id=data_id, config=cfg.gatekeeper(), player_a=a, player_b=b,
+                                   opening_indices=chunk, num_openings=openings, simulations=cfg.gate.simulations,
+                                   seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
+            for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
+        ]
+        report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
     _print(report, [("candidate (A) vs best (B)", f"{a} vs {b}"), ("games", report["games"]),
                     ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),
                     ("score of A [95% CI]", f"{report['score']:.3f} [{report['ci_low']:.3f}, {report['ci_high']:.3f}]"),

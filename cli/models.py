@@ -77,8 +77,19 @@ def models() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @_with_registry
 def ls_command(registry: ModelRegistry, as_json: bool) -> None:
-    """List model versions (the best one is marked with *)."""
-    records, best = registry.list(), registry.best_version()
+    """List model versions (the best one is marked with *); damaged versions and a best pointer to a missing
+    version are reported as warnings on stderr."""
+    records, problems = registry.scan()
+    for problem in problems:
+        click.echo(f"warning: {' '.join(problem.split())}", err=True)
+    try:
+        best = registry.best_version()
+    except RegistryError as exc:
+        click.echo(f"warning: {' '.join(str(exc).split())}", err=True)
+        best = None
+    if best is not None and best not in {r.version for r in records}:
+        click.echo(f"warning: best.json points at version {best}, which is not in the registry (missing or damaged); "
+                   "choose a best with `zeroforge models rollback V --force`", err=True)
     if as_json:
         click.echo(json.dumps([_version_json(r, best) for r in records], indent=2))
         return

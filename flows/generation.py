@@ -2,7 +2,8 @@
 
 Each step skips work whose output already exists (shards of this generation, a registered candidate,
 finished rq jobs), so re-running a stopped generation resumes it. Every flow takes the run's one typed
-PipelineConfig; the game is config.game.name.
+PipelineConfig; the game is config.game.name. The Redis URL is not a parameter (Prefect stores parameters in its
+database): the jobs go to the Redis of services.jobqueue.redis_url_from_env().
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from flows.gate import gate_flow
 from flows.naming import run_name
 from flows.promote import decide_flow
 from services.initial_model import ensure_initial_model
-from services.jobqueue import QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, WaitProgress, connect, run_jobs, ttl_kwargs
+from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, run_jobs,
+                               ttl_kwargs)
 from services.payloads import SelfPlayPayload, SelfPlayResult, TrainPayload, TrainResult
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
@@ -50,8 +52,7 @@ def initial_model_task(config: PipelineConfig, data_dir: str) -> str:
 
 
 @task(name="self-play")
-def run_selfplay(config: PipelineConfig, data_dir: str, redis_url: str, generation: int,
-                 model_version: str) -> dict[str, int]:
+def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_version: str) -> dict[str, int]:
     """Enqueue this generation's self-play jobs, wait for them with progress; return totals."""
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
@@ -68,8 +69,10 @@ def run_selfplay(config: PipelineConfig, data_dir: str, redis_url: str, generati
                              description=f"{config.game.name} gen {generation} self-play {i}",
                              **ttl_kwargs(config.pipeline)))
     artifact = create_progress_artifact(progress=0.0, description=f"self-play, generation {generation}")
-    results = run_jobs(connect(redis_url), specs, timeout_s=config.pipeline.wait_timeout_s,
-                       progress=_progress_printer(logger, f"gen {generation} self-play", artifact))
+    connection = connect()
+    results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,
+                       progress=_progress_printer(logger, f"gen {generation} self-play", artifact),
+                       patience=RedisPatience(connection, config.pipeline.redis_outage_s))
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
     totals = {k: sum(getattr(s, k) for s in summaries)
               for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins")}
@@ -80,7 +83,7 @@ def run_selfplay(config: PipelineConfig, data_dir: str, redis_url: str, generati
 
 
 @task(name="train")
-def run_training(config: PipelineConfig, data_dir: str, redis_url: str, generation: int, parent: str) -> TrainResult:
+def run_training(config: PipelineConfig, data_dir: str, generation: int, parent: str) -> TrainResult:
     """Enqueue the training job for this generation and wait; returns the trainer's result."""
     logger = get_run_logger()
     ids = DataLayout(Path(data_dir), config.game.name).job_ids()
@@ -90,8 +93,10 @@ def run_training(config: PipelineConfig, data_dir: str, redis_url: str, generati
     spec = JobSpec(func="services.trainer.train_job", payload=payload, queue=QUEUE_TRAIN, job_id=job_id,
                    timeout_s=config.pipeline.train_timeout_s,
                    description=f"{config.game.name} gen {generation} training", **ttl_kwargs(config.pipeline))
+    connection = connect()
     result = TrainResult.model_validate(
-        run_jobs(connect(redis_url), [spec], timeout_s=config.pipeline.wait_timeout_s)[job_id])
+        run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
+                 patience=RedisPatience(connection, config.pipeline.redis_outage_s))[job_id])
     logger.info("gen %d training: candidate %s from %s, %d steps on %d positions, loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
                 result.first_loss, result.loss, result.policy_loss, result.value_loss)
@@ -99,18 +104,17 @@ def run_training(config: PipelineConfig, data_dir: str, redis_url: str, generati
 
 
 @flow(name="generation", flow_run_name=run_name("gen{generation}"))
-def generation_flow(config: PipelineConfig, generation: int, data_dir: str, redis_url: str) -> dict[str, Any]:
+def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> dict[str, Any]:
     """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict."""
     logger = get_run_logger()
     game = config.game.name
     best = initial_model_task(config, data_dir)
     logger.info("%s generation %d: playing with best model %s", game, generation, best)
-    selfplay = run_selfplay(config, data_dir, redis_url, generation, best)
+    selfplay = run_selfplay(config, data_dir, generation, best)
     parent = training_parent(ModelRegistry(DataLayout(Path(data_dir), game).registry_dir), best, generation)
-    training = run_training(config, data_dir, redis_url, generation, parent)
-    gate = gate_flow(config=config, generation=generation, data_dir=data_dir, redis_url=redis_url,
-                     candidate=training.version, best=best)
-    decision = decide_flow(config=config, generation=generation, data_dir=data_dir, redis_url=redis_url,
-                           candidate=training.version, best=best, gate=gate)
+    training = run_training(config, data_dir, generation, parent)
+    gate = gate_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version, best=best)
+    decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
+                           best=best, gate=gate)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
             "training": training.model_dump(mode="json"), "gate": gate, "decision": decision}

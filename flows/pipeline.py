@@ -3,7 +3,8 @@
 The generation to run next is read from the registry (one past the newest generation with a gate
 decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
 a candidate already registered and finished rq jobs are reused.  A pipeline with `generations` unset runs
-until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations).
+until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations). The jobs go to the
+Redis named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
 
@@ -28,8 +29,7 @@ def next_generation(registry: ModelRegistry) -> int:
 
 
 @flow(name="pipeline", flow_run_name=run_name("pipeline"))
-def pipeline_flow(config: PipelineConfig, data_dir: str, redis_url: str,
-                  generations: int | None = None) -> list[dict[str, Any]]:
+def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None = None) -> list[dict[str, Any]]:
     """Run `generations` generations (None: until stopped); returns each generation's summary."""
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
@@ -39,8 +39,7 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, redis_url: str,
     stop.unlink(missing_ok=True)
     while generations is None or len(summaries) < generations:
         generation = next_generation(registry)
-        summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir,
-                                         redis_url=redis_url))
+        summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir))
         if stop.exists():
             logger.info("stop file %s found: stopping after generation %d", stop, generation)
             stop.unlink(missing_ok=True)

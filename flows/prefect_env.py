@@ -1,23 +1,35 @@
-"""Prefect settings for zeroforge: a project-local PREFECT_HOME, no telemetry, a patient ephemeral server.
+"""Prefect settings for zeroforge: a project-local PREFECT_HOME, no telemetry, bounded API timeouts, and which
+Prefect server (if any) a run reports to.
 
-Call `configure_prefect(data_dir)` before importing prefect (the CLI does).  Flows run in Prefect's
-default local mode: with no PREFECT_API_URL they start a temporary server on the local database under
-PREFECT_HOME; when `zeroforge ui` is running, `configure_prefect` points PREFECT_API_URL at it, so the
-flows started after it show in the UI (both use the same database either way).
+Call `configure_prefect(data_dir)` before importing prefect (the CLI does). A run reports to a Prefect server
+only when the user named one (PREFECT_API_URL) or when `zeroforge ui` serves this data directory (it records
+its address in <data>/prefect/ui-server.json while it runs); otherwise flows run in Prefect's local mode, with a
+temporary server on the local database under PREFECT_HOME. A server that answers on the default port but was
+not started for this data directory is never used: another user's or another run's server is not ours to
+report to.
+
+Every Prefect API request is bounded (PREFECT_API_REQUEST_TIMEOUT, PREFECT_CLIENT_MAX_RETRIES), so a server
+lost in the middle of a run makes the run fail with an error instead of hanging on it.
 """
 from __future__ import annotations
 
+import json
 import os
 import urllib.request
 from pathlib import Path
 
-from shared.layout import prefect_home
+from shared.atomic import atomic_output
+from shared.layout import prefect_home, ui_server_file
 
 UI_HOST = "127.0.0.1"
 UI_PORT = 4200
+#: Prefect client settings that keep a lost server from hanging a run (user-exported values win).
+API_REQUEST_TIMEOUT_S = "20"
+CLIENT_MAX_RETRIES = "2"
 
 
 def ui_url(host: str = UI_HOST, port: int = UI_PORT) -> str:
+    """The UI's address, e.g. http://127.0.0.1:4200."""
     return f"http://{host}:{port}"
 
 
@@ -26,14 +38,54 @@ def server_is_up(api_url: str, timeout_s: float = 1.0) -> bool:
     try:
         with urllib.request.urlopen(f"{api_url.rstrip('/')}/health", timeout=timeout_s) as response:
             return response.status == 200
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 
-def configure_prefect(data_dir: Path, use_running_ui: bool = True) -> dict[str, str]:
+def record_ui_server(data_dir: Path, api_url: str, pid: int) -> Path:
+    """Record that the Prefect server at `api_url` (process `pid`) serves `data_dir` (written by `zeroforge ui`)."""
+    path = ui_server_file(data_dir)
+    with atomic_output(path) as handle:
+        handle.write(json.dumps({"api_url": api_url, "pid": pid}).encode("utf-8"))
+    return path
+
+
+def forget_ui_server(data_dir: Path, pid: int) -> None:
+    """Remove the record of `record_ui_server` if it still names process `pid`."""
+    path = ui_server_file(data_dir)
+    recorded = _read_record(path)
+    if recorded is not None and recorded.get("pid") == pid:
+        path.unlink(missing_ok=True)
+
+
+def _read_record(path: Path) -> dict | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def recorded_ui_server(data_dir: Path) -> str | None:
+    """The API URL of the `zeroforge ui` server recorded for `data_dir` when its process lives and it answers."""
+    recorded = _read_record(ui_server_file(data_dir))
+    if recorded is None or not isinstance(recorded.get("api_url"), str) or not isinstance(recorded.get("pid"), int):
+        return None
+    if not recorded["api_url"].startswith(("http://", "https://")) or recorded["pid"] <= 0:
+        return None
+    try:
+        os.kill(recorded["pid"], 0)      # PermissionError too: another user's process is not ours
+    except (OSError, OverflowError):
+        return None
+    return recorded["api_url"] if server_is_up(recorded["api_url"]) else None
+
+
+def configure_prefect(data_dir: Path, use_recorded_ui: bool = True) -> dict[str, str]:
     """Set the Prefect environment variables for this process and its children; return what was set.
 
-    Respects values the user already exported (PREFECT_HOME, PREFECT_API_URL).
+    Respects values the user already exported (PREFECT_HOME, PREFECT_API_URL, timeouts). Without PREFECT_API_URL
+    and with `use_recorded_ui`, points PREFECT_API_URL at the `zeroforge ui` server recorded for this data
+    directory, if one runs; otherwise Prefect runs in local mode.
     """
     settings = {
         "PREFECT_HOME": str(prefect_home(data_dir)),
@@ -41,6 +93,8 @@ def configure_prefect(data_dir: Path, use_running_ui: bool = True) -> dict[str, 
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
         "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "INFO"),
+        "PREFECT_API_REQUEST_TIMEOUT": API_REQUEST_TIMEOUT_S,
+        "PREFECT_CLIENT_MAX_RETRIES": CLIENT_MAX_RETRIES,
     }
     applied = {}
     for key, value in settings.items():
@@ -48,9 +102,9 @@ def configure_prefect(data_dir: Path, use_running_ui: bool = True) -> dict[str, 
             os.environ[key] = value
             applied[key] = value
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
-    if use_running_ui and "PREFECT_API_URL" not in os.environ:
-        api = f"{ui_url()}/api"
-        if server_is_up(api):
+    if use_recorded_ui and "PREFECT_API_URL" not in os.environ:
+        api = recorded_ui_server(data_dir)
+        if api is not None:
             os.environ["PREFECT_API_URL"] = api
             applied["PREFECT_API_URL"] = api
     return applied

@@ -21,22 +21,21 @@ from shared.layout import DataLayout
 from shared.registry import BestChangedError, ModelRegistry
 
 
-def anchor_match(config: PipelineConfig, data_dir: str, redis_url: str, version: str, generation: int,
-                 logger) -> dict[str, Any]:
+def anchor_match(config: PipelineConfig, data_dir: str, version: str, generation: int, logger) -> dict[str, Any]:
     """Play `version` against the game's fixed anchor baseline (gate.anchor) so the Elo curve is anchored."""
     g = config.gate
     ids = DataLayout(Path(data_dir), config.game.name).job_ids()
     specs = match_specs(config, data_dir, lambda i: ids.anchor(generation, version, i), version, g.anchor,
                         g.anchor_games, seed=config.pipeline.seed + 7919 * generation,
                         description=f"gen {generation} anchor")
-    report = run_match(redis_url, specs, rule=g.promote_rule, threshold=g.threshold, early_stop=False,
-                       timeout_s=config.pipeline.wait_timeout_s, logger=logger)
+    report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=False,
+                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger)
     return {"opponent": g.anchor, **{k: report[k] for k in ("games", "wins", "draws", "losses", "score", "ci_low",
                                                            "ci_high", "elo", "elo_low", "elo_high")}}
 
 
 @flow(name="decide", flow_run_name=run_name("gen{generation}-decide"))
-def decide_flow(config: PipelineConfig, generation: int, data_dir: str, redis_url: str, candidate: str, best: str,
+def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str,
                 gate: dict[str, Any]) -> dict[str, Any]:
     """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it."""
     logger = get_run_logger()
@@ -58,7 +57,7 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, redis_ur
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
     if config.gate.anchor and config.gate.anchor_games > 0:
-        anchor = anchor_match(config, data_dir, redis_url, candidate, generation, logger)
+        anchor = anchor_match(config, data_dir, candidate, generation, logger)
         registry.set_gate_result(candidate, {**gate, "anchor": anchor})
         logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", game, generation, candidate,
                     anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])

@@ -11,16 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from shared.config import GatekeeperConfig, SelfPlayServiceConfig, TrainerConfig
 from shared.layout import DataLayout
 
-Version = Annotated[str, StringConstraints(pattern=r"^\d{6,}$")]
+Version = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,9}$")]
+#: A job id is a file name (the shard's) and never a path: no separator, no leading dot.
 JobId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
 DataId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
 #: A player spec as shared.players.spec parses it; model files are not allowed in jobs (no outside paths).
-MatchPlayer = Annotated[str, StringConstraints(pattern=r"^(random|minimax|shipped|best|pure-mcts:\d{1,7}|\d{1,6})$")]
+MatchPlayer = Annotated[str, StringConstraints(
+    pattern=r"^(random|minimax|shipped|best|pure-mcts:[0-9]{1,7}|[0-9]{1,6})$")]
+Generation = Annotated[int, Field(ge=0, le=1_000_000)]
+MAX_OPENINGS = 50_000
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
 
@@ -53,7 +57,7 @@ class SelfPlayPayload(_Frozen):
 
     data_id: DataId
     config: SelfPlayServiceConfig
-    generation: int = Field(ge=0)
+    generation: Generation
     model_version: Version
     job_id: JobId
     seed: Seed
@@ -76,7 +80,7 @@ class TrainPayload(_Frozen):
 
     data_id: DataId
     config: TrainerConfig
-    generation: int = Field(ge=1)
+    generation: Generation = Field(ge=1)
     parent_version: Version
     seed: Seed
 
@@ -106,10 +110,16 @@ class MatchPayload(_Frozen):
     config: GatekeeperConfig
     player_a: MatchPlayer
     player_b: MatchPlayer
-    opening_indices: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
-    num_openings: int = Field(ge=1)
+    opening_indices: list[Annotated[int, Field(ge=0, lt=MAX_OPENINGS)]] = Field(min_length=1, max_length=MAX_OPENINGS)
+    num_openings: int = Field(ge=1, le=MAX_OPENINGS)
     simulations: int = Field(ge=1, le=100_000)
     seed: Seed
+
+    @model_validator(mode="after")
+    def _openings_exist(self) -> "MatchPayload":
+        if max(self.opening_indices) >= self.num_openings:
+            raise ValueError(f"opening index {max(self.opening_indices)} >= num_openings {self.num_openings}")
+        return self
 
 
 class PairScores(_Frozen):

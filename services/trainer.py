@@ -146,8 +146,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         "device": worker.device,
     }
     save_model(out, model, game, {"generation": generation, "parent": parent_version, "training": training})
-    version = registry.register(out, parent=parent_version, generation=generation,
-                                training=training)
+    version = registry.register(out, parent=parent_version, generation=generation, training=training, once=True)
     out.unlink(missing_ok=True)
     ckpt.unlink(missing_ok=True)
     return TrainResult(version=version.version, parent=parent_version, generation=generation, reused=False,

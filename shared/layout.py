@@ -5,6 +5,7 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/zeroforge-id                                  the data directory's identity (random, made once)
     <root>/logs/                                        logs of the local workers `zeroforge run` starts
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
+    <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it, while one runs
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
     <root>/games/<game>/models/                         the model registry (see RegistryLayout)
@@ -94,6 +95,11 @@ def logs_dir(root: Path) -> Path:
 def prefect_home(root: Path) -> Path:
     """<root>/prefect: PREFECT_HOME (database, settings) of the runs on data root `root`."""
     return Path(root).resolve() / "prefect"
+
+
+def ui_server_file(root: Path) -> Path:
+    """<root>/prefect/ui-server.json: where `zeroforge ui` records the Prefect server it runs for data root `root`."""
+    return prefect_home(root) / "ui-server.json"
 
 
 def data_id(root: Path, create: bool = True) -> str:

@@ -18,26 +18,26 @@ def bench() -> None:
 
 @bench.command("selfplay")
 @click.option("--game", "game_name", required=True, help="Game name, e.g. tictactoe, connect4, gomoku-15, othello.")
-@click.option("--games", type=click.IntRange(min=1), default=64, show_default=True,
+@click.option("--games", type=click.IntRange(1, 100_000), default=64, show_default=True,
               help="Games searched together (the batch B).")
-@click.option("--sims", type=click.IntRange(min=1), default=32, show_default=True, help="Simulations per move.")
-@click.option("--moves", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--sims", type=click.IntRange(1, 100_000), default=32, show_default=True, help="Simulations per move.")
+@click.option("--moves", type=click.IntRange(1, 10_000), default=8, show_default=True,
               help="Moves played per game in the batched run.")
 @click.option("--device", default="cpu", show_default=True, help="Torch device: cpu, cuda or cuda:N.")
-@click.option("--leaves-per-step", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--leaves-per-step", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Leaves selected per tree per network call (virtual loss).")
-@click.option("--sequential-moves", type=click.IntRange(min=1), default=None,
+@click.option("--sequential-moves", type=click.IntRange(1, 10_000), default=None,
               help="Moves of the one-game sequential run [default: min(moves, 16)].")
-@click.option("--blocks", type=click.IntRange(min=0), default=None,
+@click.option("--blocks", type=click.IntRange(0, 40), default=None,
               help="Override the game's default residual blocks (the pipeline's size, shared/network/spec.py).")
-@click.option("--channels", type=click.IntRange(min=1), default=None, help="Override the default channel width.")
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--channels", type=click.IntRange(1, 512), default=None, help="Override the default channel width.")
+@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
               help="Network precision (auto: bf16 on CUDA, fp32 on CPU).")
 @click.option("--cuda-graphs", is_flag=True, help="Replay captured CUDA graphs (CUDA only).")
 @click.option("--compile", "compile_model", is_flag=True, help="torch.compile the network (slow start).")
-@click.option("--forward-seconds", type=click.FloatRange(min=0.0), default=1.5, show_default=True,
+@click.option("--forward-seconds", type=click.FloatRange(0.0, 600.0), default=1.5, show_default=True,
               help="Minimum timed duration of the forward-pass measurement.")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the network's weights, the sampled positions and the self-play randomness.")

@@ -20,9 +20,10 @@ import re
 from typing import Any
 
 from shared.config.errors import ConfigError
+from shared.games import GameError, make_game
 from shared.network.spec import default_network_spec
 
-_GOMOKU_PATTERN = re.compile(r"^gomoku-(\d+)x(\d+)-(\d+)$")
+_GOMOKU_PATTERN = re.compile(r"^gomoku-([0-9]{1,3})x([0-9]{1,3})-([0-9]{1,3})$")
 
 _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "tictactoe": {
@@ -57,7 +58,7 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 KNOWN_GAME_FORMS = ("tictactoe", "connect4", "othello", "othello-6x6", "gomoku-15", "gomoku-{H}x{W}-{n}", "go-9x9",
                     "go-{N}x{N}")
-_GO_PATTERN = re.compile(r"^go-(\d+)x(\d+)$")
+_GO_PATTERN = re.compile(r"^go-([0-9]{1,3})x([0-9]{1,3})$")
 
 
 def _go_defaults(size: int) -> dict[str, dict[str, Any]]:
@@ -99,7 +100,14 @@ def game_defaults(game_name: str) -> dict[str, dict[str, Any]]:
     Only fields that differ from the section defaults are listed. Raises ConfigError for a name of
     no known family (the game package itself validates the exact name later).
     """
+    if not isinstance(game_name, str):
+        raise ConfigError(f"game.name: a game name must be text, got {game_name!r}")
     name = game_name.strip().lower()
+    if _GOMOKU_PATTERN.match(name) or _GO_PATTERN.match(name):
+        try:
+            make_game(name)          # the sizes must be valid before any default is computed from them
+        except GameError as exc:
+            raise ConfigError(f"game.name: {exc}") from None
     if name in _PRESETS:
         values = copy.deepcopy(_PRESETS[name])
     elif name == "gomoku-15":

@@ -7,23 +7,40 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator
 
 #: Strings that mean "no value" for optional fields (useful in environment variables and `--set`,
 #: which cannot express TOML's absence of a key).
 NONE_STRINGS = frozenset({"none", "null", ""})
 
-_DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+_DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:[0-9]{1,3})?)$")
 _QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 class Section(BaseModel):
-    """Base of every config section and service config: immutable, unknown keys rejected."""
+    """Base of every config section and service config: immutable, unknown keys rejected, no NaN or infinity,
+    and true/false accepted only by yes/no fields (pydantic would read `simulations = true` as 1)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _booleans_only_for_flags(cls, value: Any, info: ValidationInfo) -> Any:
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and annotation is not bool:
+            kind = "a number" if _mentions(annotation, (int, float)) else "text"
+            raise ValueError(f"must be {kind}, not {str(value).lower()}")
+        return value
+
+
+def _mentions(annotation: Any, types: tuple[type, ...]) -> bool:
+    """True when `annotation` is one of `types` or a union / Annotated that contains one."""
+    if annotation in types:
+        return True
+    return any(_mentions(arg, types) for arg in get_args(annotation))
 
 
 def _none_from_string(value: Any) -> Any:

@@ -10,6 +10,7 @@ and unknown keys are reported with the list of valid ones.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -51,8 +52,13 @@ def _file_layer(file: Path) -> tuple[Nested, Provenance, list[str]]:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {file} not found; pass an existing file or leave it out") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {file} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {file} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+                          "save it as UTF-8 TOML") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"config file {file} is not valid TOML: {' '.join(str(exc).split())}") from None
     values: Nested = {}
     provenance: Provenance = {}
     problems: list[str] = []
@@ -160,6 +166,7 @@ _TYPE_WORDS = {
     "int_type": "must be a whole number",
     "float_parsing": "must be a number",
     "float_type": "must be a number",
+    "finite_number": "must be a finite number",
     "bool_parsing": "must be true or false",
     "bool_type": "must be true or false",
     "string_type": "must be a string",
@@ -191,11 +198,20 @@ def _format_problem(error: Mapping[str, Any], provenance: Provenance, file_label
         return f"{section}: {text} — fix it in [{section}] of {file_label}, ZEROFORGE_{section.upper()}__* or --set"
     field = loc[1]
     source = provenance.get((section, field), "from the built-in default")
-    got = f" (got {error['input']!r} {source})" if error["type"] != "missing" else ""
+    shown = _redact(repr(error["input"])) if len(repr(error["input"])) <= 200 else repr(error["input"])[:200] + "..."
+    got = f" (got {shown} {_redact(source)})" if error["type"] != "missing" else ""
     return (
         f"{section}.{field}: {text}{got} — set it in [{section}] of {file_label}, "
         f"ZEROFORGE_{section.upper()}__{field.upper()} or --set {section}.{field}=..."
     )
+
+
+_URL_PASSWORD = re.compile(r"(://[^:@/\s]*):[^@\s]*@")
+
+
+def _redact(text: str) -> str:
+    """`text` with the password of any URL in it (scheme://user:password@host) replaced by '***'."""
+    return _URL_PASSWORD.sub(r"\1:***@", text)
 
 
 def _merge(layers: list[tuple[Nested, Provenance]]) -> tuple[Nested, Provenance]:

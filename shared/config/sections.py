@@ -97,7 +97,8 @@ class SelfPlaySection(Section):
         description="Torch threads of each local worker `zeroforge run` starts (remote workers: --torch-threads).",
     )
     max_moves: OptionalInt = Field(
-        default=None, ge=1, description='Safety cap on plies per game ("none" = the game\'s own length bound).'
+        default=None, ge=1, le=100_000,
+        description='Safety cap on plies per game ("none" = the game\'s own length bound).',
     )
 
 
@@ -105,7 +106,7 @@ class TrainSection(Section):
     """[train]: one training run per generation over a sliding replay window."""
 
     batch_size: int = Field(default=256, ge=1, le=65_536, description="Positions per optimiser step.")
-    steps_per_generation: int = Field(default=1000, ge=1, description="Optimiser steps per generation.")
+    steps_per_generation: int = Field(default=1000, ge=1, le=10_000_000, description="Optimiser steps per generation.")
     optimizer: Literal["adamw", "sgd"] = Field(
         default="adamw", description='"adamw", or "sgd" (Nesterov momentum 0.9).'
     )
@@ -118,17 +119,18 @@ class TrainSection(Section):
     value_weight: float = Field(
         default=1.0, gt=0, le=100, description="Weight of the value loss next to the policy loss."
     )
-    grad_clip: float = Field(default=5.0, gt=0, description="Clip the gradient's global norm to this value.")
+    grad_clip: float = Field(default=5.0, gt=0, le=1e6, description="Clip the gradient's global norm to this value.")
     augment: bool = Field(
         default=True, description="Symmetry augmentation: a random board symmetry per sampled position."
     )
     replay_window_positions: int = Field(
-        default=500_000, ge=1, description="At most this many of the newest positions are trained on."
+        default=500_000, ge=1, le=1_000_000_000, description="At most this many of the newest positions are trained on."
     )
     replay_window_generations: int = Field(
-        default=20, ge=1, description="Only shards of the newest this-many generations are trained on."
+        default=20, ge=1, le=100_000, description="Only shards of the newest this-many generations are trained on."
     )
-    checkpoint_every: int = Field(default=500, ge=1, description="Write a resumable checkpoint every N steps.")
+    checkpoint_every: int = Field(default=500, ge=1, le=10_000_000,
+                                  description="Write a resumable checkpoint every N steps.")
 
     @model_validator(mode="after")
     def _window_holds_a_batch(self) -> TrainSection:
@@ -157,7 +159,7 @@ class GateSection(Section):
     )
     threshold: float = Field(default=0.5, gt=0, lt=1, description="Score threshold of the promotion rule.")
     opening_seed: int = Field(
-        default=2024, ge=0, description="Seed of the fixed opening set (the same openings in every gate)."
+        default=2024, ge=0, le=2**31, description="Seed of the fixed opening set (the same openings in every gate)."
     )
     early_stop: bool = Field(
         default=True, description="Stop the gate once the remaining pairs cannot change the decision."
@@ -210,7 +212,7 @@ class PipelineSection(Section):
     """[pipeline]: generations, storage, Redis/rq plumbing."""
 
     generations: OptionalInt = Field(
-        default=None, ge=1, description='Generations to run ("none" = until stopped).'
+        default=None, ge=1, le=1_000_000, description='Generations to run ("none" = until stopped).'
     )
     data_dir: OptionalPath = Field(
         default=None,
@@ -220,19 +222,39 @@ class PipelineSection(Section):
     redis_url: RedisUrl = Field(
         default=None, description='Redis URL for rq ("none" = REDIS_URL, else a private local server).'
     )
-    selfplay_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one self-play job (seconds).")
-    train_timeout_s: int = Field(default=7200, ge=10, description="rq job timeout of one training job (seconds).")
-    eval_timeout_s: int = Field(default=3600, ge=10, description="rq job timeout of one gate/anchor job (seconds).")
+    selfplay_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400,
+                                    description="rq job timeout of one self-play job (seconds).")
+    train_timeout_s: int = Field(default=7200, ge=10, le=7 * 86_400,
+                                 description="rq job timeout of one training job (seconds).")
+    eval_timeout_s: int = Field(default=3600, ge=10, le=7 * 86_400,
+                                description="rq job timeout of one gate/anchor job (seconds).")
     wait_timeout_s: int = Field(
-        default=43_200, ge=10,
+        default=43_200, ge=10, le=30 * 86_400,
         description="How long the flow waits for one stage's jobs (queueing included) before failing (seconds).",
     )
-    result_ttl_s: int = Field(default=86_400, ge=60, description="How long rq keeps a finished job's result (seconds).")
-    failure_ttl_s: int = Field(default=604_800, ge=60, description="How long rq keeps a failed job (seconds).")
+    result_ttl_s: int = Field(default=86_400, ge=60, le=365 * 86_400,
+                              description="How long rq keeps a finished job's result (seconds).")
+    failure_ttl_s: int = Field(default=604_800, ge=60, le=365 * 86_400,
+                               description="How long rq keeps a failed job (seconds).")
     local_workers: int = Field(
         default=2, ge=0, le=256, description="rq worker processes `zeroforge run` starts itself (0 = external only)."
     )
-    seed: int = Field(default=0, ge=0, description="Base seed; job seeds are derived from it, the generation and job.")
+    seed: int = Field(default=0, ge=0, le=2**31,
+                      description="Base seed; job seeds are derived from it, the generation and job.")
+    job_retries: int = Field(
+        default=2, ge=0, le=20,
+        description="How often a failed job, or one whose worker died, is run again before the run stops with an "
+        "error.",
+    )
+    worker_heartbeat_s: int = Field(
+        default=5, ge=1, le=300,
+        description="Heartbeat of the local workers `zeroforge run` starts (remote workers: --heartbeat); the job of "
+        "a worker that dies is requeued after 4 missed heartbeats.",
+    )
+    redis_outage_s: int = Field(
+        default=120, ge=5, le=86_400,
+        description="How long the pipeline waits for Redis to come back before it stops (resumable) with an error.",
+    )
 
     @model_validator(mode="after")
     def _wait_covers_jobs(self) -> PipelineSection:

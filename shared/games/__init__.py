@@ -40,8 +40,8 @@ _ALIASES = {"othello-8x8": "othello"}
 #: The preset game names (any "gomoku-{H}x{W}-{n}" and "go-{N}x{N}" is accepted too).
 GAME_NAMES: tuple[str, ...] = tuple(_PRESETS)
 
-_GOMOKU_NAME = re.compile(r"gomoku-(\d+)x(\d+)-(\d+)")
-_GO_NAME = re.compile(r"go-(\d+)x(\d+)")
+_GOMOKU_NAME = re.compile(r"gomoku-([0-9]{1,3})x([0-9]{1,3})-([0-9]{1,3})")
+_GO_NAME = re.compile(r"go-([0-9]{1,3})x([0-9]{1,3})")
 
 
 def _valid_names_text() -> str:

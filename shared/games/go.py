@@ -56,7 +56,7 @@ PASS_TEXT = "pass"
 #: GTP column letters: A..T without I.
 GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"
 SIZE_RULES = f"square boards 'go-{{N}}x{{N}}' with N in {MIN_SIZE}..{MAX_SIZE} (e.g. 'go-9x9', 'go-19x19')"
-_GTP_SQUARE = re.compile(r"([A-HJ-Z])(\d{1,2})")
+_GTP_SQUARE = re.compile(r"([A-HJ-Z])([0-9]{1,2})")
 
 
 def go_name(size: int) -> str:

@@ -41,6 +41,10 @@ class Gomoku(InARowGame):
                 raise GameError(f"gomoku {label} {value!r} is out of range: allowed {SIZE_RULES} "
                                 f"(e.g. 'gomoku-15', 'gomoku-8x8-5', 'gomoku-7x9-4')")
         height, width, n_in_row = int(height), int(width), int(n_in_row)
+        if n_in_row > max(height, width):
+            longest = max(height, width)
+            raise GameError(f"gomoku {height}x{width} with {n_in_row} in a row can never be won: n must fit on the "
+                            f"board (n <= {longest}), e.g. 'gomoku-{height}x{width}-{min(n_in_row, longest, 5)}'")
         super().__init__(gomoku_name(height, width, n_in_row), height, width, n_in_row)
 
     def action_to_str(self, action: int) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from shared.games.base import GameError
 
 COLUMN_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_SQUARE = re.compile(r"([a-z])(\d{1,2})")
+_SQUARE = re.compile(r"([a-z])([0-9]{1,2})")
 _SEPARATORS = re.compile(r"[\s,;]+")
 SYMBOLS = {1: "X", -1: "O", 0: "."}
 
@@ -30,7 +30,7 @@ def split_tokens(text: str) -> list[str]:
 def parse_digit(token: str, count: int, what: str, hint: str) -> int:
     """One digit 1..count -> 0-based index; GameError naming the token otherwise."""
     token = token.strip()
-    if len(token) == 1 and token.isdigit() and 1 <= int(token) <= count:
+    if len(token) == 1 and "0" <= token <= "9" and 1 <= int(token) <= count:
         return int(token) - 1
     raise GameError(f"{token!r} is not a {what}: {hint}")
 

@@ -57,7 +57,7 @@ def parse_player_spec(text: str) -> PlayerSpec:
     text = text.strip()
     if text in ("random", "minimax", "best", "shipped"):
         return PlayerSpec(text)
-    match = re.fullmatch(r"pure-mcts:(\d+)", text)
+    match = re.fullmatch(r"pure-mcts:([0-9]{1,30})", text)
     if match:
         playouts = int(match.group(1))
         if not 1 <= playouts <= MAX_PURE_MCTS_PLAYOUTS:
@@ -70,7 +70,7 @@ def parse_player_spec(text: str) -> PlayerSpec:
         return PlayerSpec("gnugo", str(int(match.group(1))))
     if text.startswith("gnugo"):
         raise PlayerSpecError(f"{text!r}: write gnugo:LEVEL with LEVEL from 0 to 10 (GNU Go's strength), e.g. gnugo:1")
-    if re.fullmatch(r"\d{1,6}", text):
+    if re.fullmatch(r"[0-9]{1,6}", text):
         return PlayerSpec("version", f"{int(text):06d}")
     if text and (text.endswith(".pt") or Path(text).is_file()):
         return PlayerSpec("file", text)
@@ -172,3 +172,25 @@ def build_player(
     evaluator = TorchEvaluator(loaded.model, game, device=device)
     return players.MCTSPlayer(game, evaluator, search, rng=rng,
                               name=f"{spec.value or spec.kind}@{search.num_simulations}")
+
+
+def check_fixed_player(text: str, game: Game, load_network: bool = True) -> PlayerSpec:
+    """Check that `text` names a fixed player (random, minimax, pure-mcts:N or shipped) that can play `game` here,
+    without playing: minimax only for tic-tac-toe, shipped only where a model for the game ships and loads.
+    PlayerSpecError saying what is wrong. Used at start for gate.anchor, so that a bad anchor never waits until
+    the first promotion to fail."""
+    spec = parse_player_spec(text)
+    if spec.kind in ("version", "best", "file"):
+        raise PlayerSpecError(f"{text!r} is not a fixed player; use pure-mcts:N, random, minimax or shipped")
+    if spec.kind == "minimax" and game.name != "tictactoe":
+        raise PlayerSpecError(f"minimax plays only tictactoe, not {game.name}; use pure-mcts:N")
+    if spec.kind == "shipped":
+        path = resolve_model_path(spec, game, None)
+        if load_network:
+            from shared.network import NetworkError, load_model
+
+            try:
+                load_model(path, device="cpu", expected_game=game)
+            except (NetworkError, OSError) as exc:
+                raise PlayerSpecError(f"the shipped model for {game.name} ({path}) cannot be loaded: {exc}") from None
+    return spec

@@ -39,7 +39,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
         value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RegistryError(f"{path} is missing; the registry directory is incomplete or damaged") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise RegistryError(f"{path} is damaged (not valid JSON: {exc}); restore it or remove that version") from None
     if not isinstance(value, dict):
         raise RegistryError(f"{path} is damaged: expected a JSON object, found {type(value).__name__}")

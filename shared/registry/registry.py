@@ -89,6 +89,16 @@ class ModelRegistry:
         """All versions, oldest first; RegistryError naming the file if any meta.json is damaged."""
         return [self.get(name) for name in self._version_names()]
 
+    def scan(self) -> tuple[list[ModelVersion], list[str]]:
+        """(readable versions oldest first, one problem line per damaged version): `list` that skips damage."""
+        records, problems = [], []
+        for name in self._version_names():
+            try:
+                records.append(self.get(name))
+            except RegistryError as exc:
+                problems.append(str(exc))
+        return records, problems
+
     def best_version(self) -> str | None:
         """The version `best.json` points at, or None before the first promotion."""
         if not self.best_path.exists():
@@ -108,13 +118,20 @@ class ModelRegistry:
         """Promotions, rejections and rollbacks, oldest first: {"time", "event", "version", "previous_best", "reason", ...}."""
         if not self.history_path.exists():
             return []
+        try:
+            text = self.history_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise RegistryError(f"{self.history_path} is damaged: not UTF-8 text (byte {exc.start}); "
+                                "move it aside to start a new history") from None
+        except OSError as exc:
+            raise RegistryError(f"cannot read {self.history_path}: {exc.strerror or exc}") from None
         entries = []
-        for number, line in enumerate(self.history_path.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise RegistryError(f"{self.history_path} line {number} is damaged ({exc})") from None
             if not isinstance(entry, dict) or "event" not in entry or "version" not in entry:
                 raise RegistryError(f"{self.history_path} line {number} is not a history entry: {line[:80]!r}")
@@ -174,12 +191,15 @@ class ModelRegistry:
 
     def register(self, model_file: Path, *, parent: str | None = None, generation: int,
                  training: dict[str, Any] | None = None, game: str | None = None,
-                 architecture: dict[str, Any] | None = None) -> ModelVersion:
+                 architecture: dict[str, Any] | None = None, once: bool = False) -> ModelVersion:
         """Copy `model_file` in as the next version, a candidate, and return its record (`promote` makes it best).
 
         game/architecture come from the model file's metadata (shared.network.modelfile.model_file_info)
         when that module is importable; the arguments are used otherwise. RegistryError for a missing or
         damaged model file, an unknown parent, a game other than the registry's, or bad arguments.
+        once=True: if a version of the same generation trained from the same parent exists already (two runs of
+        one training job: a worker thought dead that was not), return it and register nothing; the check
+        and the registration happen under the registry lock.
         """
         model_file, training = Path(model_file), dict(training or {})
         parent = self._check_register_args(model_file, parent, generation, training)
@@ -189,6 +209,12 @@ class ModelRegistry:
         staging, checksum = self._stage_copy(model_file)
         try:
             with self._acquire():
+                if once:
+                    for existing in self.list():
+                        if existing.generation == generation and existing.parent == parent and parent is not None:
+                            log.info("version %s of generation %d from %s exists; not registering another",
+                                     existing.version, generation, parent)
+                            return existing
                 record = ModelVersion(
                     version=self._next_version(), path=Path(), status=CANDIDATE, parent=parent, generation=generation,
                     training=training, gate=None, checksum=checksum, created=utc_now(), game=game,
@@ -219,9 +245,18 @@ class ModelRegistry:
         append_line_atomic(self.history_path, json.dumps(entry, sort_keys=True))
         return entry
 
+    def _current_best(self, tolerate_damage: bool) -> str | None:
+        """best_version(), or None for a damaged best.json when `tolerate_damage` (a forced rollback repairs it)."""
+        try:
+            return self.best_version()
+        except RegistryError:
+            if tolerate_damage:
+                return None
+            raise
+
     def _move_best(self, record: ModelVersion, event: str, reason: str, force: bool) -> dict[str, Any]:
         """Make `record` best (lock held): status promoted in meta.json, then best.json, then history."""
-        previous = self.best_version()
+        previous = self._current_best(tolerate_damage=True)
         now = utc_now()
         if record.status != PROMOTED:
             self._write_meta(_replace(record, status=PROMOTED, status_reason=reason, status_changed=now))
@@ -272,7 +307,7 @@ class ModelRegistry:
         The next generation's self-play then uses it. Returns the history entry, or None if it already is best."""
         with self._acquire():
             record = self.get(version)
-            if self.best_version() == record.version:
+            if self._current_best(tolerate_damage=force) == record.version:
                 return None
             if record.status != PROMOTED and not force:
                 raise RegistryError(

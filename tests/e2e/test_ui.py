@@ -44,6 +44,13 @@ def test_ui_serves_flow_runs(tmp_path: Path) -> None:
             assert ui.poll() is None, ui.stdout.read().decode()[-3000:]
             assert time.monotonic() < deadline, "the Prefect server did not come up"
             time.sleep(1)
+        from flows.prefect_env import recorded_ui_server
+
+        deadline = time.monotonic() + 30
+        while recorded_ui_server(tmp_path) != api:  # runs on this data directory find it, and only they do
+            assert time.monotonic() < deadline, "`zeroforge ui` did not record its server for its data directory"
+            time.sleep(0.5)
+        assert recorded_ui_server(tmp_path / "elsewhere") is None
         data = str(tmp_path / "data")
         script = (
             "from pathlib import Path\n"
@@ -57,7 +64,7 @@ def test_ui_serves_flow_runs(tmp_path: Path) -> None:
             "best = ensure_initial_model(layout, cfg.game, 0)\n"
             "registry = ModelRegistry(layout.registry_dir)\n"
             "candidate = registry.register(registry.get(best).path, parent=best, generation=1).version\n"
-            f"decide_flow(config=cfg, generation=1, data_dir={data!r}, redis_url='unused', candidate=candidate, "
+            f"decide_flow(config=cfg, generation=1, data_dir={data!r}, candidate=candidate, "
             "best=best, gate={'promote': False, 'reason': 'ui test'})\n"
         )
         run = subprocess.run([sys.executable, "-c", script], env=dict(env, PREFECT_API_URL=api), capture_output=True,

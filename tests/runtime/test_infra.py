@@ -76,7 +76,8 @@ def test_systemd_units_parse_with_required_keys(name):
 
 def test_worker_unit_command():
     exec_start = _unit("zeroforge-worker@.service")["Service"]["ExecStart"]
-    assert exec_start.endswith("zeroforge worker --queues selfplay,train,eval --device %i --redis-url ${REDIS_URL}")
+    assert exec_start.endswith("zeroforge worker --queues selfplay,train,eval --device %i")
+    assert "REDIS_URL" not in exec_start    # the password stays in the environment file, off the command line
     prefect = _unit("zeroforge-prefect.service")["Service"]["ExecStart"]
     assert prefect.endswith("prefect server start --host 127.0.0.1 --port 4200")
 
@@ -136,3 +137,10 @@ def test_zeroforge_subcommands_and_options_exist():
         options = {opt for param in command.params for opt in param.opts + param.secondary_opts}
         missing = [word for word in argv[2:] if word.startswith("--") and word not in options]
         assert not missing, f"`zeroforge {name}` has no option(s) {missing} used in infra/"
+
+
+def test_no_redis_url_or_password_on_a_command_line():
+    """The units and compose.yaml pass the Redis URL (with its password) in the environment, which `ps` does not
+    show to other users, never as an argument."""
+    for argv in _zeroforge_invocations():
+        assert "--redis-url" not in argv and not any("redis://" in word or "PASSWORD" in word for word in argv), argv

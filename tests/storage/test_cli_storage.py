@@ -179,4 +179,25 @@ def test_models_errors(runner, registry_root, tmp_path):
     _one_line_error(runner.invoke(models, ["ls", "--game", "connect4", *root]), "no data for game 'connect4'")
     meta = DataLayout(registry_root, "tictactoe").registry_dir / "versions/000002/meta.json"
     meta.write_text("garbage")
-    _one_line_error(runner.invoke(models, ["ls", *root]), "000002/meta.json is damaged")
+    _one_line_error(runner.invoke(models, ["show", "2", *root]), "000002/meta.json is damaged")
+    listing = runner.invoke(models, ["ls", *root])   # ls lists what it can read and warns about the rest
+    assert listing.exit_code == 0 and "000001" in listing.stdout and "000002" not in listing.stdout
+    assert "warning:" in listing.stderr and "000002/meta.json is damaged" in listing.stderr
+
+
+def test_models_on_damaged_files_never_show_a_traceback(runner, registry_root):
+    root = ["--data-dir", str(registry_root)]
+    registry_dir = DataLayout(registry_root, "tictactoe").registry_dir
+    (registry_dir / "history.jsonl").write_bytes(b"\xff\xfe\x00binary\x89PNG\r\n")
+    _one_line_error(runner.invoke(models, ["history", *root]), "history.jsonl is damaged: not UTF-8")
+    (registry_dir / "best.json").write_text('{"version": "000099"}')
+    listing = runner.invoke(models, ["ls", *root])
+    assert listing.exit_code == 0, listing.output
+    assert "best.json points at version 000099, which is not in the registry" in listing.stderr
+    (registry_dir / "best.json").write_bytes(b"\x00\xff")
+    listing = runner.invoke(models, ["ls", "--json", *root])
+    assert listing.exit_code == 0 and "warning:" in listing.stderr and "best.json is damaged" in listing.stderr
+    assert json.loads(listing.stdout)
+    fixed = runner.invoke(models, ["rollback", "1", "--force", *root])   # a forced rollback repairs best.json
+    assert fixed.exit_code == 0, fixed.output
+    assert ModelRegistry(registry_dir).best_version() == "000001"

@@ -1,0 +1,164 @@
+"""`zeroforge run` as a process: SIGTERM and Ctrl-C stop everything it started; a job that fails all its tries
+stops it with one line, and running the same command again resumes and finishes; a Prefect server that stops
+answering makes it fail in bounded time, in one line."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from shared.layout import DataLayout
+from shared.registry import ModelRegistry
+from tests.e2e.test_chaos import AofRedis
+from tests.e2e.test_worker_death import _alive, _wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400),
+              pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")]
+
+TINY = ["--set", "game.blocks=1", "--set", "game.channels=8", "--set", "search.simulations=8",
+        "--set", "selfplay.games_per_job=32", "--set", "train.steps_per_generation=20", "--set", "train.batch_size=32",
+        "--set", "train.replay_window_positions=500", "--set", "gate.games=8", "--set", "gate.jobs=2",
+        "--set", "gate.simulations=4", "--set", "gate.anchor_games=0", "--set", "pipeline.worker_heartbeat_s=1"]
+
+
+def _env(**more: str) -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **more)
+    for name in ("REDIS_URL", "ZEROFORGE_REDIS_URL", "PREFECT_API_URL", "PREFECT_HOME"):
+        if name not in more:
+            env.pop(name, None)
+    return env
+
+
+def _start(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen, list[str]]:
+    """Start `zeroforge ARGS`; returns the process and a list that fills with its output lines."""
+    proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    return proc, lines
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
+def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, code, word) -> None:
+    run, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(tmp_path / "data"),
+                         *TINY], _env(), tmp_path)
+    try:
+        _wait_until(lambda: any("self-play" in line for line in lines), 120, "the first self-play jobs", 0.2)
+        children = _children(run.pid)
+        assert len(children) >= 3, children          # the private redis-server and two workers
+        run.send_signal(sig)
+        assert run.wait(timeout=60) == code, "".join(lines[-30:])
+    finally:
+        if run.poll() is None:
+            run.kill()
+    _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
+    text = "".join(lines)
+    assert f"stopped ({word}); rerun the same command to resume" in text
+    assert "Traceback" not in text
+
+
+def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_finishes(tmp_path: Path) -> None:
+    server = AofRedis(tmp_path / "redis")
+    server.start()
+    args = ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"), *TINY,
+            "--set", "pipeline.job_retries=0", "--set", "pipeline.local_workers=1"]
+    env = _env(REDIS_URL=server.url)
+    try:
+        run, lines = _start(args, env, tmp_path)
+        client = server.client()
+        entry = _wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1), 120, "a self-play job to start")
+        job_id, execution = entry[0].decode().rsplit(":", 1)
+        name = client.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
+        os.kill(int(client.hget(f"rq:worker:{name}", "pid")), signal.SIGKILL)   # the run's worker: ours to kill
+        assert run.wait(timeout=120) == 1
+        text = "".join(lines)
+        errors = [line for line in text.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and f"job {job_id} failed: its worker stopped heartbeating" in errors[0], text[-3000:]
+        assert "rerun the same command to resume" in errors[0] and "Traceback" not in text
+        rerun, lines = _start(args, env, tmp_path)     # at once: the failed job's records are still in Redis
+        assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
+        assert "=== zeroforge run finished ===" in "".join(lines)
+        versions = ModelRegistry(DataLayout(tmp_path / "data", "tictactoe").registry_dir).list()
+        assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")
+    finally:
+        server.kill()
+
+
+def test_a_prefect_server_that_stops_answering_does_not_hang_the_run(tmp_path: Path) -> None:
+    """A server that accepts connections and never answers (the worst case of a lost server): the run fails within
+    the bounded API timeouts (shortened here to 3 s a request) with one line, and stops what it started."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    api = f"http://127.0.0.1:{listener.getsockname()[1]}/api"
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: [accepted.append(listener.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+    try:
+        start = time.monotonic()
+        run, lines = _start(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"),
+                             *TINY], _env(PREFECT_API_URL=api, PREFECT_API_REQUEST_TIMEOUT="3"), tmp_path)
+        _wait_until(lambda: _children(run.pid), 60, "the run's children")
+        children = _children(run.pid)
+        assert run.wait(timeout=180) == 1
+        seconds = time.monotonic() - start
+    finally:
+        listener.close()
+    text = "".join(lines)
+    assert f"prefect: reporting to {api}" in text
+    errors = [line for line in text.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "rerun the same command to resume" in errors[0] and "Traceback" not in text, text
+    _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
+    print(f"\nPrefect server that never answers: the run stopped after {seconds:.0f} s")
+
+
+def test_redis_gone_for_longer_than_the_outage_budget_stops_the_run_in_one_line_and_a_rerun_finishes(
+        tmp_path: Path) -> None:
+    server = AofRedis(tmp_path / "redis")
+    server.start()
+    args = ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"), *TINY,
+            "--set", "pipeline.redis_outage_s=5"]
+    env = _env(REDIS_URL=server.url)
+    try:
+        run, lines = _start(args, env, tmp_path)
+        client = server.client()
+        _wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1) or client.zcard("rq:finished:selfplay"), 120,
+                    "self-play to begin")
+        children = [pid for pid in _children(run.pid)]
+        server.kill()
+        lost_at = time.monotonic()
+        assert run.wait(timeout=120) == 1
+        stopped_s = time.monotonic() - lost_at
+        text = "".join(lines)
+        errors = [line for line in text.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and "unreachable for" in errors[0] and "rerun the same command" in errors[0], text
+        assert "Traceback" not in text and server.password not in text
+        _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's workers to stop")
+        server.start()
+        rerun, lines = _start(args, env, tmp_path)
+        assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
+        versions = ModelRegistry(DataLayout(tmp_path / "data", "tictactoe").registry_dir).list()
+        assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")
+    finally:
+        server.kill()
+    print(f"\nRedis gone for good (outage budget 5 s): the run stopped {stopped_s:.1f} s later, in one line")
