@@ -27,7 +27,9 @@ _GOMOKU_PATTERN = re.compile(r"^gomoku-([0-9]{1,3})x([0-9]{1,3})-([0-9]{1,3})$")
 
 _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "tictactoe": {
-        "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 4},
+        # solver off in self-play only (matches keep it): with it the default run's raw policy lost 8 of 100
+        # paired games to minimax, without it 2 (BENCHMARKS.md, "MCTS-solver in tic-tac-toe self-play").
+        "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 4, "solver": False},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
         "train": {
             "batch_size": 128, "steps_per_generation": 600, "replay_window_positions": 20_000,

@@ -59,6 +59,11 @@ class SearchSection(Section):
         default=1.0, ge=0, le=10, description="Virtual loss applied to a path while its leaf waits for evaluation."
     )
     reuse_tree: bool = Field(default=True, description="Keep the chosen child's subtree for the next move.")
+    solver: bool = Field(
+        default=True,
+        description="MCTS-solver in self-play: prove wins and losses in the tree, take proven wins, avoid proven "
+        "losses (match players always use it).",
+    )
     temperature_moves: int = Field(
         default=8, ge=0, le=1000, description="Plies played with temperature 1 (proportional to visits) per game."
     )
@@ -83,6 +88,7 @@ class SearchSection(Section):
             leaves_per_step=self.leaves_per_step,
             virtual_loss=self.virtual_loss,
             reuse_tree=self.reuse_tree,
+            solver=self.solver,
         )
 
 

@@ -6,6 +6,7 @@ is the one the pipeline built.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import model_validator
@@ -83,8 +84,10 @@ class GatekeeperConfig(ServiceConfig):
         return self
 
     def match_search_config(self, simulations: int | None = None) -> Any:
-        """The search of the network players of a match: [search] with gate.simulations (or `simulations`)."""
-        return self.search.search_config(self.gate.simulations if simulations is None else simulations)
+        """The search of the network players of a match: [search] with gate.simulations (or `simulations`), and
+        always the solver (the tactic guarantee of the gate, eval, analyze, play; [search] solver is self-play's)."""
+        config = self.search.search_config(self.gate.simulations if simulations is None else simulations)
+        return replace(config, solver=True)
 
 
 class PipelineConfig(ServiceConfig):
