@@ -34,7 +34,10 @@ def bench() -> None:
 @click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
-              help="Network precision (auto: bf16 on CUDA, fp32 on CPU).")
+              help="Network precision (auto: bf16 on CUDA; on CPU bf16 only with native bf16 (AVX512-BF16/AMX) "
+                   "and when measured faster at the search's batch).")
+@click.option("--overlap", type=click.Choice(["off", "on", "both"]), default="off", show_default=True,
+              help="Two game groups alternate between search and network (both: measure off and on in one run).")
 @click.option("--cuda-graphs", is_flag=True, help="Replay captured CUDA graphs (CUDA only).")
 @click.option("--compile", "compile_model", is_flag=True, help="torch.compile the network (slow start).")
 @click.option("--forward-seconds", type=click.FloatRange(0.0, 600.0), default=1.5, show_default=True,
@@ -44,7 +47,7 @@ def bench() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
 def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
              sequential_moves: int | None, blocks: int | None, channels: int | None,
-             threads: int, precision: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
+             threads: int, precision: str, overlap: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
              seed: int, as_json: bool) -> None:
     """Measure network throughput, batched self-play speed and the speedup over one-game-at-a-time search."""
     from cli.bench.selfplay import BenchSettings, format_report, run_benchmark, with_spec
@@ -60,7 +63,7 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
                                  spec=default_network_spec(game_name), leaves_per_step=leaves_per_step,
                                  sequential_moves=sequential_moves, seed=seed, torch_threads=threads,
                                  forward_seconds=forward_seconds,
-                                 use_bf16=None if precision == "auto" else precision == "bf16",
+                                 precision=precision, overlap=overlap,
                                  cuda_graphs=cuda_graphs, compile_model=compile_model)
         settings = with_spec(settings, blocks, channels)
         result = run_benchmark(settings, log=lambda line: click.echo(line, err=True))
