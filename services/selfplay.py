@@ -7,6 +7,7 @@ one is moved to the quarantine folder and the games are played again).
 """
 from __future__ import annotations
 
+import dataclasses
 import socket
 import time
 from pathlib import Path
@@ -40,10 +41,11 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
         except ShardError as exc:  # a damaged file must not fail every retry: move it aside and play again
             quarantine_shard(existing, layout.quarantine_dir, str(exc), f"{existing.parent.name}/{existing.name}")
     version = ModelRegistry(layout.registry_dir).verify(job.model_version)
-    evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum)
+    evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum, worker.precision)
     rng = np.random.default_rng(job.seed)
     start = time.perf_counter()
-    records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, cfg.selfplay_config(), rng)
+    config = dataclasses.replace(cfg.selfplay_config(), overlap=worker.selfplay_overlap())
+    records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, config, rng)
     seconds = time.perf_counter() - start
     attrs = {
         "model_version": job.model_version,
