@@ -45,6 +45,8 @@ class WorkerContext(_Frozen):
     precision: Literal["auto", "fp32", "bf16"] | None = None
     #: self-play overlap of two game groups (SelfPlayConfig.overlap): auto = on for CUDA devices, off on CPU
     overlap: Literal["auto", "on", "off"] = "auto"
+    #: self-play processes sharing this worker's one network (services.inference); 1 = play in this process
+    processes: Annotated[int, Field(ge=1, le=256)] = 1
 
     def selfplay_overlap(self) -> bool:
         """Whether this worker's self-play jobs overlap search and network (see `overlap`)."""

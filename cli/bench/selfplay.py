@@ -125,7 +125,8 @@ def measure_forward(evaluator: TorchEvaluator, planes: np.ndarray, min_seconds: 
     return rates
 
 
-def _selfplay_config(settings: BenchSettings, leaves_per_step: int, moves: int, overlap: bool = False) -> SelfPlayConfig:
+def _selfplay_config(settings: BenchSettings, leaves_per_step: int, moves: int,
+                     overlap: bool = False) -> SelfPlayConfig:
     search = SearchConfig(num_simulations=settings.sims, leaves_per_step=leaves_per_step)
     return SelfPlayConfig(search=search, max_moves=moves, overlap=overlap)
 

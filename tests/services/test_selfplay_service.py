@@ -78,3 +78,15 @@ def test_a_job_with_overlap_and_auto_precision_writes_a_full_shard(context, conf
     shard = read_shard(layout.root / summary["shard"], game=tictactoe)
     assert shard.num_games == 4 and summary["positions"] == shard.num_positions
     assert set(np.unique(shard.z)) <= {-1.0, 0.0, 1.0}
+
+
+def test_a_job_on_two_processes_shares_one_network_and_writes_a_full_shard(context, config, initial_version, layout,
+                                                                          tictactoe) -> None:
+    import multiprocessing as mp
+
+    ctx = context.model_copy(update={"processes": 2})
+    summary = selfplay_job(selfplay_payload(layout, config, initial_version, "job-p").model_dump(mode="json"), ctx)
+    shard = read_shard(layout.root / summary["shard"], game=tictactoe)
+    assert shard.num_games == 4 and summary["positions"] == shard.num_positions
+    assert sorted(set(np.asarray(shard.z).tolist())) <= [-1.0, 0.0, 1.0]
+    assert not mp.active_children()
