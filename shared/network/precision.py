@@ -4,7 +4,8 @@
 
 auto: bf16 on CUDA; on CPU bf16 only when the CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16, see
 `cpu_native_bf16`) AND a short measurement at the search's batch (rounded up to a power-of-two bucket) shows
-the bf16 forward pass faster than fp32; fp32 otherwise. The decision is cached in the process per (device type,
+the bf16 forward pass faster than fp32 (by BF16_MIN_SPEEDUP; measured at up to 256 positions, about a
+second at most); fp32 otherwise. The decision is cached in the process per (device type,
 model architecture, batch bucket), so a worker measures once per network size and batch bucket.
 """
 from __future__ import annotations
@@ -85,18 +86,28 @@ def architecture_key(model: torch.nn.Module) -> tuple:
             sum(p.numel() for p in model.parameters()))
 
 
+#: the measurement's batch is capped here (per-position CPU cost is flat beyond it) to keep it short
+MEASURE_MAX_BATCH = 256
+
+
 @torch.inference_mode()
 def measure_precisions(model: torch.nn.Module, planes_shape: tuple[int, int, int, int], repeats: int = 3,
-                       memory_format: torch.memory_format = torch.channels_last) -> dict[str, float]:
+                       memory_format: torch.memory_format = torch.channels_last,
+                       budget_s: float = 1.0) -> dict[str, float]:
     """Seconds per forward pass of `model` (on CPU) at fp32 and under bf16 autocast: {"fp32": s, "bf16": s}.
 
-    planes_shape: (batch, C, H, W) of float32 zero-mean random inputs. One warm-up each, then `repeats`
-    alternating timed calls; the minimum per precision is reported (robust to other processes).
+    planes_shape: (batch, C, H, W) of float32 zero-mean random inputs (batch capped at MEASURE_MAX_BATCH).
+    One warm-up each, then up to `repeats` alternating timed rounds (at least one; no new round once
+    `budget_s` seconds are spent); the minimum per precision is reported (robust to other processes).
     """
-    inputs = torch.from_numpy(np.random.default_rng(0).standard_normal(planes_shape).astype(np.float32))
+    shape = (min(planes_shape[0], MEASURE_MAX_BATCH), *planes_shape[1:])
+    inputs = torch.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
     inputs = inputs.contiguous(memory_format=memory_format)
     best = {"fp32": float("inf"), "bf16": float("inf")}
+    began = time.perf_counter()
     for round_ in range(repeats + 1):
+        if round_ > 1 and time.perf_counter() - began > budget_s:
+            break
         for name in ("fp32", "bf16"):
             start = time.perf_counter()
             with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=name == "bf16"):
@@ -142,5 +153,5 @@ def clear_precision_cache() -> None:
         _DECISIONS.clear()
 
 
-__all__ = ["BF16_MIN_SPEEDUP", "PRECISIONS", "architecture_key", "batch_bucket", "check_precision",
+__all__ = ["BF16_MIN_SPEEDUP", "MEASURE_MAX_BATCH", "PRECISIONS", "architecture_key", "batch_bucket", "check_precision",
            "clear_precision_cache", "cpu_native_bf16", "measure_precisions", "resolve_precision"]

@@ -105,3 +105,18 @@ def test_evaluator_precision_overrides_use_bf16():
     assert TorchEvaluator(model, game).precision == "fp32"
     with pytest.raises(NetworkError):
         TorchEvaluator(model, game, precision="half")
+
+
+def test_measurement_is_capped_in_batch_and_time(monkeypatch):
+    _, model = _model()
+    seen = []
+    real_forward = model.forward
+
+    def forward(x):
+        seen.append(x.shape[0])
+        return real_forward(x)
+
+    monkeypatch.setattr(model, "forward", forward)
+    prec.measure_precisions(model.eval(), (4096, model.num_planes, 3, 3), repeats=50, budget_s=0.0)
+    assert set(seen) == {prec.MEASURE_MAX_BATCH}
+    assert len(seen) == 4   # warm-up round and one timed round, two precisions each
