@@ -4,8 +4,8 @@
 
 auto: bf16 on CUDA; on CPU bf16 only when the CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16, see
 `cpu_native_bf16`) AND a short measurement at the search's batch (rounded up to a power-of-two bucket) shows
-the bf16 forward pass faster than fp32 (by BF16_MIN_SPEEDUP; measured at up to 256 positions, about a
-second at most); fp32 otherwise. The decision is cached in the process per (device type,
+the bf16 forward pass faster than fp32 (by BF16_MIN_SPEEDUP; measured at up to 256 positions: one warm-up
+and one timed forward pass per precision, more rounds only within a second); fp32 otherwise. The decision is cached in the process per (device type,
 model architecture, batch bucket), so a worker measures once per network size and batch bucket.
 """
 from __future__ import annotations
