@@ -127,3 +127,28 @@ def test_a_failing_child_is_reported_and_every_child_is_stopped():
     with pytest.raises(EvaluatorError, match="device lost"):
         play_selfplay_shared("tictactoe", flaky, 4, config, seeds=[1, 2], processes=2, timeout_s=120)
     assert not mp.active_children()
+
+
+def test_torch_evaluator_behind_the_server_matches_direct_calls_from_two_threads():
+    from shared.network import NetworkSpec, TorchEvaluator, create_model
+
+    game = make_game("connect4")
+    evaluator = TorchEvaluator(create_model(game, NetworkSpec(1, 16, 16), seed=3), game, precision="fp32")
+    batches = [_positions(game, n, seed=n) for n in (5, 9)]
+    outputs: dict[int, tuple] = {}
+    with InferenceServer(evaluator, window_s=0.5) as server:
+        clients = [InferenceClient(server.connect()) for _ in batches]
+
+        def run(k):
+            outputs[k] = clients[k](batches[k])
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert server.calls == 1 and server.positions == 14     # both requests in one forward pass
+    for k, states in enumerate(batches):
+        logits, values = evaluator(states)
+        np.testing.assert_allclose(outputs[k][0], logits, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(outputs[k][1], values, rtol=1e-5, atol=1e-5)
