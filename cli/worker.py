@@ -28,10 +28,19 @@ from services.worker import DEFAULT_HEARTBEAT_S, HEARTBEATS_PER_TTL
               show_default=True,
               help=f"Seconds between heartbeats; a job of this worker is requeued {HEARTBEATS_PER_TTL} missed "
                    "heartbeats after it died.")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="Network precision: auto = bf16 on CUDA; on CPU bf16 only with native bf16 (AVX512-BF16/AMX) "
+                   "and when a short measurement at the search's batch shows it faster.")
+@click.option("--overlap", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="Self-play: two game groups alternate between search and network (auto: on for CUDA, off on "
+                   "CPU, where it was measured no faster per core).")
+@click.option("--processes", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Self-play search processes sharing this worker's ONE network on its device (an inference "
+                   "server merges their leaf batches into one forward pass); 1 = search in the worker itself.")
 @click.option("--name", default=None, help="Worker name (default: host, pid and device).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty instead of waiting for work.")
 def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threads: int, heartbeat_s: int,
-           name: str | None, burst: bool) -> None:
+           precision: str, overlap: str, processes: int, name: str | None, burst: bool) -> None:
     """Start one worker that runs self-play, training and evaluation jobs for the run on DATA_DIR.
 
     The data directory is shared by the run and all its workers (on other machines, a shared mount); it
@@ -58,7 +67,8 @@ def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threa
                                "redis://[:PASSWORD@]HOST:PORT/DB, rediss://... or unix://...") from None
     try:
         data_id(data_dir, create=False)   # a typo in --data-dir stops here, not at the first job
-        context = WorkerContext(data_dir=data_dir.resolve(), device=device)
+        context = WorkerContext(data_dir=data_dir.resolve(), device=device, precision=precision, overlap=overlap,
+                                processes=processes)
         run_worker(redis_url, [q.strip() for q in queues.split(",") if q.strip()], context, torch_threads, burst, name,
                    heartbeat_s=heartbeat_s)
     except LayoutError as exc:

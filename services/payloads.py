@@ -9,7 +9,7 @@ worker started on another data directory refuses it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -41,6 +41,18 @@ class WorkerContext(_Frozen):
 
     data_dir: Path
     device: str = "cpu"
+    #: network precision: auto | fp32 | bf16 (shared.network.precision); None -> bf16 on CUDA, fp32 on CPU
+    precision: Literal["auto", "fp32", "bf16"] | None = None
+    #: self-play overlap of two game groups (SelfPlayConfig.overlap): auto = on for CUDA devices, off on CPU
+    overlap: Literal["auto", "on", "off"] = "auto"
+    #: self-play processes sharing this worker's one network (services.inference); 1 = play in this process
+    processes: Annotated[int, Field(ge=1, le=256)] = 1
+
+    def selfplay_overlap(self) -> bool:
+        """Whether this worker's self-play jobs overlap search and network (see `overlap`)."""
+        if self.overlap == "auto":
+            return self.device.startswith("cuda")
+        return self.overlap == "on"
 
     def layout(self, game_name: str, data_id: str) -> DataLayout:
         """The job's DataLayout; PayloadError when the job was made for another data directory."""

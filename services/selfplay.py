@@ -1,18 +1,22 @@
 """Self-play service: one job plays a batch of games with a given model version and writes one HDF5 shard.
 
 `selfplay_job` is both the rq job (enqueued by dotted path with JSON arguments) and what
-`zeroforge selfplay` runs by hand.  The shard is named after the job id, so a retried job never leaves
+`zeroforge selfplay` runs by hand.  With `WorkerContext.processes` N > 1 the games are split over N
+spawned search processes that share this process's one network (services.inference: their leaf batches
+are merged into one forward pass).  The shard is named after the job id, so a retried job never leaves
 a duplicate: if the shard already exists the job returns its summary without playing again (a damaged
 one is moved to the quarantine folder and the games are played again).
 """
 from __future__ import annotations
 
+import dataclasses
 import socket
 import time
 from pathlib import Path
 
 import numpy as np
 
+from services.inference import play_selfplay_shared
 from services.model_cache import cached_evaluator
 from services.payloads import SelfPlayPayload, SelfPlayResult, WorkerContext
 from shared.games import make_game
@@ -40,10 +44,17 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
         except ShardError as exc:  # a damaged file must not fail every retry: move it aside and play again
             quarantine_shard(existing, layout.quarantine_dir, str(exc), f"{existing.parent.name}/{existing.name}")
     version = ModelRegistry(layout.registry_dir).verify(job.model_version)
-    evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum)
+    evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum, worker.precision)
     rng = np.random.default_rng(job.seed)
     start = time.perf_counter()
-    records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, cfg.selfplay_config(), rng)
+    config = dataclasses.replace(cfg.selfplay_config(), overlap=worker.selfplay_overlap())
+    if worker.processes == 1:
+        records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, config, rng)
+    else:  # N search processes, one network here; child k's seed is the k-th spawn of the job's seed
+        streams = np.random.SeedSequence(job.seed).spawn(worker.processes)
+        seeds = [int(stream.generate_state(1)[0]) for stream in streams]
+        records = play_selfplay_shared(game.name, evaluator, cfg.selfplay.games_per_job, config, seeds,
+                                       worker.processes)
     seconds = time.perf_counter() - start
     attrs = {
         "model_version": job.model_version,

@@ -1,6 +1,7 @@
 """`zeroforge bench`: speed benchmarks.
 
-    zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--json]
+    zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--overlap both] [--json]
+    zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
 
 The logic lives in cli.bench.selfplay; this module parses options and prints.
 """
@@ -34,7 +35,10 @@ def bench() -> None:
 @click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
-              help="Network precision (auto: bf16 on CUDA, fp32 on CPU).")
+              help="Network precision (auto: bf16 on CUDA; on CPU bf16 only with native bf16 (AVX512-BF16/AMX) "
+                   "and when measured faster at the search's batch).")
+@click.option("--overlap", type=click.Choice(["off", "on", "both"]), default="off", show_default=True,
+              help="Two game groups alternate between search and network (both: measure off and on in one run).")
 @click.option("--cuda-graphs", is_flag=True, help="Replay captured CUDA graphs (CUDA only).")
 @click.option("--compile", "compile_model", is_flag=True, help="torch.compile the network (slow start).")
 @click.option("--forward-seconds", type=click.FloatRange(0.0, 600.0), default=1.5, show_default=True,
@@ -44,7 +48,7 @@ def bench() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
 def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
              sequential_moves: int | None, blocks: int | None, channels: int | None,
-             threads: int, precision: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
+             threads: int, precision: str, overlap: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
              seed: int, as_json: bool) -> None:
     """Measure network throughput, batched self-play speed and the speedup over one-game-at-a-time search."""
     from cli.bench.selfplay import BenchSettings, format_report, run_benchmark, with_spec
@@ -60,7 +64,7 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
                                  spec=default_network_spec(game_name), leaves_per_step=leaves_per_step,
                                  sequential_moves=sequential_moves, seed=seed, torch_threads=threads,
                                  forward_seconds=forward_seconds,
-                                 use_bf16=None if precision == "auto" else precision == "bf16",
+                                 precision=precision, overlap=overlap,
                                  cuda_graphs=cuda_graphs, compile_model=compile_model)
         settings = with_spec(settings, blocks, channels)
         result = run_benchmark(settings, log=lambda line: click.echo(line, err=True))
@@ -99,3 +103,34 @@ def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: i
                f"{report['simulations_per_s']:,.0f} simulations/s, {report['ms_per_step']:.2f} ms/step "
                f"(table evaluator {report['evaluator_ms_per_step']:.2f} ms/step; first-call compile "
                f"{report['compile_s']:.1f} s)")
+
+
+@bench.command("shared")
+@click.option("--game", "game_name", required=True, help="Game name, e.g. connect4, gomoku-8x8-5.")
+@click.option("--games", type=click.IntRange(1, 100_000), default=64, show_default=True,
+              help="Games in all (split over the processes).")
+@click.option("--sims", type=click.IntRange(1, 100_000), default=32, show_default=True, help="Simulations per move.")
+@click.option("--moves", type=click.IntRange(1, 10_000), default=8, show_default=True, help="Moves per game (cap).")
+@click.option("--processes", type=click.IntRange(1, 64), default=2, show_default=True, help="Search processes.")
+@click.option("--blocks", type=click.IntRange(0, 40), default=None, help="Override the default residual blocks.")
+@click.option("--channels", type=click.IntRange(1, 512), default=None, help="Override the default channel width.")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="fp32", show_default=True,
+              help="Network precision of both modes.")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True, help="Weights and game seeds.")
+@click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object.")
+def shared(game_name: str, games: int, sims: int, moves: int, processes: int, blocks: int | None,
+           channels: int | None, precision: str, seed: int, as_json: bool) -> None:
+    """N search processes sharing ONE network (inference server) vs N processes with a network copy each."""
+    from cli.bench.shared import format_shared_report, run_shared_benchmark
+    from cli.play_common import user_errors
+    from shared.network.spec import NetworkSpec, default_network_spec
+
+    with user_errors():
+        base = default_network_spec(game_name)
+        spec = NetworkSpec(blocks if blocks is not None else base.blocks,
+                           channels if channels is not None else base.channels, base.value_hidden)
+        report = run_shared_benchmark(game_name, games, sims, moves, processes, spec=spec, precision=precision,
+                                      seed=seed)
+    click.echo(format_shared_report(report))
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))

@@ -10,6 +10,8 @@ for speed) and, on CPU, one torch thread:
                games end early), moves/s = positions played / time, and
                ratio = simulations/s / forward positions/s (1.0 = the search costs nothing beyond
                the network; the search adds selection, expansion, backup, encoding).
+               overlap (off | on | both): SelfPlayConfig.overlap for this run; `both` plays the batched run
+               without and then with overlap (same seed) and reports both rates side by side.
 3. sequential: the same search on ONE game with one leaf per network call (games=1,
                leaves_per_step=1) for min(moves, 16) moves (the same opening phase as (2), so
                the positions are comparable); speedup = moves/s of (2) / moves/s of (3).
@@ -50,8 +52,10 @@ class BenchSettings:
     torch_threads: int = 1                   # CPU only; CUDA runs leave torch's setting alone
     forward_seconds: float = 1.5             # minimum timed duration of the forward measurement
     use_bf16: bool | None = None             # None -> TorchEvaluator default (bf16 on CUDA, fp32 on CPU)
+    precision: str | None = None             # auto | fp32 | bf16; overrides use_bf16 (see shared.network.precision)
     cuda_graphs: bool = False
     compile_model: bool = False
+    overlap: str = "off"                     # off | on | both (both: two batched runs, side by side)
 
     def validate(self) -> None:
         for name in ("games", "sims", "moves", "leaves_per_step", "torch_threads"):
@@ -59,6 +63,8 @@ class BenchSettings:
                 raise NetworkError(f"bench: --{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.sequential_moves is not None and self.sequential_moves < 1:
             raise NetworkError(f"bench: sequential moves must be >= 1, got {self.sequential_moves}")
+        if self.overlap not in ("off", "on", "both"):
+            raise NetworkError(f"bench: overlap {self.overlap!r} is not one of off, on, both")
         if self.device not in ("cpu", "cuda") and not self.device.startswith("cuda:"):
             raise NetworkError(f"bench: device {self.device!r} is not supported; use cpu or cuda")
 
@@ -119,9 +125,10 @@ def measure_forward(evaluator: TorchEvaluator, planes: np.ndarray, min_seconds: 
     return rates
 
 
-def _selfplay_config(settings: BenchSettings, leaves_per_step: int, moves: int) -> SelfPlayConfig:
+def _selfplay_config(settings: BenchSettings, leaves_per_step: int, moves: int,
+                     overlap: bool = False) -> SelfPlayConfig:
     search = SearchConfig(num_simulations=settings.sims, leaves_per_step=leaves_per_step)
-    return SelfPlayConfig(search=search, max_moves=moves)
+    return SelfPlayConfig(search=search, max_moves=moves, overlap=overlap)
 
 
 def run_selfplay(game: Game, evaluate: Callable, games: int, config: SelfPlayConfig, seed: int) -> tuple[int, float]:
@@ -140,6 +147,7 @@ def _build(settings: BenchSettings) -> tuple[Game, NetworkSpec, PolicyValueNet, 
         configure_torch_threads(settings.torch_threads)
     model = create_model(game, spec, seed=settings.seed)
     evaluator = TorchEvaluator(model, game, device=settings.device, use_bf16=settings.use_bf16,
+                               precision=settings.precision,
                                use_cuda_graphs=settings.cuda_graphs, compile_model=settings.compile_model)
     return game, spec, model, evaluator
 
@@ -151,6 +159,7 @@ def run_benchmark(settings: BenchSettings, log: Callable[[str], None] = lambda _
     batch = settings.games * settings.leaves_per_step
     positions = sample_positions(game, batch, settings.seed)               # [batch, S] int16
     planes = game.encode(positions)                                        # [batch, C, H, W] float32
+    evaluator.bf16_at(batch)                                               # auto: decide before timing
     log(f"forward pass at batch {batch} (and at batch 1) ...")
     forward_rates = measure_forward(evaluator, planes, settings.forward_seconds / 2)
     forward_rate_1 = float(np.median(measure_forward(evaluator, planes[:1], settings.forward_seconds / 4)))
@@ -159,8 +168,22 @@ def run_benchmark(settings: BenchSettings, log: Callable[[str], None] = lambda _
     run_selfplay(game, evaluator, min(settings.games, 2), _selfplay_config(settings, settings.leaves_per_step, 1),
                  settings.seed + 1)                                          # warm-up (first-call costs)
     counting = CountingEvaluator(evaluator)
-    batched_config = _selfplay_config(settings, settings.leaves_per_step, settings.moves)
+    batched_config = _selfplay_config(settings, settings.leaves_per_step, settings.moves, settings.overlap == "on")
     played, batched_seconds = run_selfplay(game, counting, settings.games, batched_config, settings.seed + 2)
+    overlap_figures: dict[str, Any] = {}
+    if settings.overlap == "both":
+        log("batched self-play again with overlap on ...")
+        run_selfplay(game, evaluator, min(settings.games, 4),
+                     _selfplay_config(settings, settings.leaves_per_step, 1, True), settings.seed + 1)
+        overlap_counting = CountingEvaluator(evaluator)
+        on_played, on_seconds = run_selfplay(
+            game, overlap_counting, settings.games,
+            _selfplay_config(settings, settings.leaves_per_step, settings.moves, True), settings.seed + 2)
+        overlap_figures = {"overlap_on": {
+            "positions_played": on_played, "selfplay_seconds": on_seconds,
+            "simulations_per_s": on_played * settings.sims / on_seconds, "moves_per_s": on_played / on_seconds,
+            "network_calls": overlap_counting.calls,
+            "mean_network_batch": overlap_counting.positions / max(overlap_counting.calls, 1)}}
 
     sequential_moves = settings.sequential_moves or min(settings.moves, 16)
     log(f"sequential search: 1 game x {sequential_moves} moves, one leaf per network call ...")
@@ -179,7 +202,11 @@ def run_benchmark(settings: BenchSettings, log: Callable[[str], None] = lambda _
         "network_time_fraction": counting.seconds / batched_seconds,
         "sequential_moves": sequential_played, "sequential_seconds": sequential_seconds,
         "sequential_moves_per_s": sequential_played / sequential_seconds,
+        **overlap_figures,
     }
+    if overlap_figures:
+        overlap_figures["overlap_on"]["ratio"] = (overlap_figures["overlap_on"]["simulations_per_s"]
+                                                  / figures["forward_positions_per_s"])
     return _with_settings_and_ratios(settings, game, spec, model, evaluator, figures)
 
 
@@ -190,7 +217,7 @@ def _with_settings_and_ratios(settings: BenchSettings, game: Game, spec: Network
         "game": game.name, "games": settings.games, "sims": settings.sims, "moves": settings.moves,
         "leaves_per_step": settings.leaves_per_step, "device": settings.device,
         "precision": "bf16" if evaluator.use_bf16 else "fp32", "cuda_graphs": settings.cuda_graphs,
-        "compile": settings.compile_model,
+        "compile": settings.compile_model, "overlap": settings.overlap,
         "network": {**spec.to_dict(), "parameters": model.num_parameters()},
         "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__,
         **figures,
@@ -224,6 +251,16 @@ def format_report(result: dict[str, Any]) -> str:
                                         f"({result['sequential_moves']} moves in {result['sequential_seconds']:.2f} s)"),
         ("speedup batched/sequential", f"{result['speedup']:.1f}x"),
     ]
+    if "overlap_on" in result:
+        on = result["overlap_on"]
+        rows[4] = ("batched self-play (overlap off)", rows[4][1])
+        rows[8:8] = [
+            ("batched self-play (overlap on)",
+             f"{on['simulations_per_s']:,.0f} simulations/s, {on['moves_per_s']:,.2f} moves/s "
+             f"({on['positions_played']} moves in {on['selfplay_seconds']:.2f} s, {on['network_calls']} calls, "
+             f"mean batch {on['mean_network_batch']:.1f})"),
+            ("ratio sims/forward (overlap on)", f"{on['ratio']:.2f}"),
+        ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
 

@@ -9,7 +9,9 @@ CPU: float32 inference under torch.inference_mode, channels-last memory layout (
 layout: 10-30% faster on one thread, same results to ~1e-7); self-play workers call
 `configure_torch_threads(1)` so that N worker processes use N cores without oversubscription.
 `use_bf16=True` on a CPU with AVX512-BF16/AMX doubles throughput at batch >= 64 (measured on the
-development EPYC; slower at batch 1), but is off by default on CPU.
+development EPYC; slower at batch 1), but is off by default on CPU. `precision="auto"` decides per forward
+batch bucket (shared.network.precision: bf16 on CUDA; on CPU bf16 only with native bf16 and when measured
+faster at that batch, cached per architecture and bucket).
 CUDA: pinned host buffers + non_blocking copies, bf16 autocast by default; optional CUDA graphs
 (`use_cuda_graphs=True`, one captured graph per padded batch size) or torch.compile
 (`compile_model=True`). Both options are off by default and never required.
@@ -20,6 +22,7 @@ import numpy as np
 import torch
 
 from shared.games.base import Game
+from shared.network.precision import batch_bucket, check_precision, resolve_precision
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError
 
@@ -51,7 +54,9 @@ class TorchEvaluator:
     """Callable `Evaluator` over game states; see the module docstring.
 
     model: a PolicyValueNet for `game` (moved to `device`, put in eval mode).
-    use_bf16: None -> True on CUDA, False on CPU.  max_batch: largest forward batch (None -> 4096);
+    use_bf16: None -> True on CUDA, False on CPU.  precision: "auto" | "fp32" | "bf16" (overrides use_bf16
+    when given; auto is decided per forward batch bucket, see shared.network.precision).
+    max_batch: largest forward batch (None -> 4096);
     larger requests are split into chunks.  channels_last: convert the model (in place) and the inputs
     to the channels-last memory layout (same math, faster convolutions).
     """
@@ -66,6 +71,7 @@ class TorchEvaluator:
         use_cuda_graphs: bool = False,
         compile_model: bool = False,
         channels_last: bool = True,
+        precision: str | None = None,
     ) -> None:
         self.device = torch.device(device)
         self.is_cuda = self.device.type == "cuda"
@@ -84,7 +90,12 @@ class TorchEvaluator:
         self.channels_last = channels_last
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         self.model = model.to(self.device, memory_format=self.memory_format).eval()
-        self.use_bf16 = self.is_cuda if use_bf16 is None else bool(use_bf16)
+        if precision is None:
+            precision = ("bf16" if self.is_cuda else "fp32") if use_bf16 is None else ("bf16" if use_bf16 else "fp32")
+        self.precision = check_precision(precision)
+        #: the precision of the latest forward pass (for auto: the decision at that batch bucket)
+        self.use_bf16 = precision == "bf16" or (precision == "auto" and self.is_cuda)
+        self._bucket_bf16: dict[int, bool] = {}
         self.max_batch = 4096 if max_batch is None else int(max_batch)
         if self.max_batch < 1:
             raise NetworkError(f"TorchEvaluator: max_batch={max_batch} must be >= 1")
@@ -115,18 +126,30 @@ class TorchEvaluator:
     def forward_planes(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Encoded planes [m, C, H, W] float32 (m <= max_batch) -> (logits [m, A], values [m]) float32 numpy."""
         inputs = torch.from_numpy(np.ascontiguousarray(planes, dtype=np.float32))
+        bf16 = self.bf16_at(inputs.shape[0])
+        self.use_bf16 = bf16
         if not self.is_cuda:
-            logits, values = self._run_model(inputs.contiguous(memory_format=self.memory_format))
+            logits, values = self._run_model(inputs.contiguous(memory_format=self.memory_format), bf16)
             return logits.float().numpy(), values.float().numpy()
         if self.use_cuda_graphs:
             logits, values = self._run_graph(inputs)
         else:
             device_inputs = inputs.pin_memory().to(self.device, non_blocking=True)
-            logits, values = self._run_model(device_inputs.contiguous(memory_format=self.memory_format))
+            logits, values = self._run_model(device_inputs.contiguous(memory_format=self.memory_format), bf16)
         return self._to_host(logits, values)
 
-    def _run_model(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=self.use_bf16):
+    def bf16_at(self, batch: int) -> bool:
+        """Whether a forward pass of `batch` positions runs in bf16 (auto: decided once per batch bucket)."""
+        if self.precision != "auto":
+            return self.precision == "bf16"
+        bucket = batch_bucket(min(batch, self.max_batch))
+        if bucket not in self._bucket_bf16:
+            self._bucket_bf16[bucket] = resolve_precision("auto", self.device, self.model, bucket) == "bf16"
+        return self._bucket_bf16[bucket]
+
+    def _run_model(self, inputs: torch.Tensor, bf16: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        enabled = self.bf16_at(inputs.shape[0]) if bf16 is None else bf16
+        with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=enabled):
             return self._forward(inputs)
 
     def _to_host(self, logits: torch.Tensor, values: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:

@@ -37,3 +37,31 @@ def test_bench_rejects_unknown_game_and_overrides_spec():
     assert small.exit_code == 0, small.output
     network = json.loads(small.stdout.strip().splitlines()[-1])["network"]
     assert (network["blocks"], network["channels"]) == (1, 8)
+
+
+def test_bench_overlap_both_reports_both_runs_side_by_side():
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", "selfplay", "--game", "tictactoe", "--games", "4", "--sims", "4",
+                                  "--moves", "2", "--sequential-moves", "1", "--forward-seconds", "0.05",
+                                  "--precision", "fp32", "--overlap", "both", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["precision"] == "fp32" and figures["overlap"] == "both"
+    assert figures["overlap_on"]["positions_played"] == figures["positions_played"] == 8
+    assert figures["overlap_on"]["ratio"] > 0
+    assert "batched self-play (overlap on)" in result.stdout and "ratio sims/forward (overlap on)" in result.stdout
+    assert "ratio sims/forward " in result.stdout and "speedup batched/sequential" in result.stdout
+
+
+def test_bench_shared_runs_both_modes_end_to_end():
+    import multiprocessing as mp
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", "shared", "--game", "tictactoe", "--games", "4", "--sims", "4",
+                                  "--moves", "2", "--processes", "2", "--blocks", "1", "--channels", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["shared_positions"] == figures["separate_positions"] == 8
+    assert figures["shared_moves_per_s"] > 0 and figures["separate_moves_per_s"] > 0
+    assert 0 <= figures["identical_games"] <= 4 and "one shared network" in result.stdout
+    assert not mp.active_children()

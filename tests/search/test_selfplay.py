@@ -79,3 +79,95 @@ def test_selfplay_without_the_solver_replays_the_former_search(game_name, games,
                                                 solver=False), temperature_moves=4)
     rec = play_selfplay_games(game, HashEvaluator(game, seed=2), games, config, np.random.default_rng(11))
     assert [rec.action[rec.game_id == g].astype(int).tolist() for g in range(games)] == expected
+
+
+# ----- overlap: two game groups alternate between search and network -------------------------------------------
+def _play_many(overlap: bool, num_games: int, seed: int):
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=16), temperature_moves=9, overlap=overlap)
+    return play_selfplay_games(game, HashEvaluator(game), num_games, config, np.random.default_rng(seed))
+
+
+def test_overlap_off_is_the_default_and_replays_exactly() -> None:
+    assert SelfPlayConfig(search=SearchConfig()).overlap is False
+    a, b = _play_many(False, 8, 3), _play_many(False, 8, 3)
+    np.testing.assert_array_equal(a.action, b.action)
+    np.testing.assert_array_equal(a.pi, b.pi)
+
+
+def test_overlap_records_are_complete_and_reproducible() -> None:
+    rec = _play_many(True, 9, 4)
+    assert sorted(set(rec.game_id.tolist())) == list(range(9))
+    assert rec.states.shape[0] == int(rec.game_lengths.sum())
+    for g in range(9):
+        rows = np.flatnonzero(rec.game_id == g)
+        assert rec.move_number[rows].tolist() == list(range(rec.game_lengths[g]))
+    again = _play_many(True, 9, 4)  # each group has its own random stream: same seed, same games
+    np.testing.assert_array_equal(rec.action, again.action)
+
+
+def test_overlap_plays_the_same_games_in_distribution() -> None:
+    """First moves, results and game lengths over 400 games each: overlap on vs off (same distribution)."""
+    game = make_game("tictactoe")
+    stats = {}
+    for overlap in (False, True):
+        recs = [_play_many(overlap, 200, seed) for seed in (11, 12)]
+        first = np.concatenate([r.action[r.move_number == 0] for r in recs])
+        results = np.concatenate([r.results for r in recs])
+        lengths = np.concatenate([r.game_lengths for r in recs])
+        stats[overlap] = (np.bincount(first, minlength=game.num_actions) / first.size,
+                          np.array([(results == v).mean() for v in (1, 0, -1)]), lengths.mean())
+    # sampling error of a frequency over 400 games is <= 0.025 (1 sigma); allow about 4 sigma
+    assert np.abs(stats[False][0] - stats[True][0]).max() < 0.1
+    assert np.abs(stats[False][1] - stats[True][1]).max() < 0.1
+    assert abs(stats[False][2] - stats[True][2]) < 0.5
+
+
+def test_overlap_never_calls_the_evaluator_concurrently_and_cleans_up() -> None:
+    import threading
+    import time
+
+    game = make_game("tictactoe")
+    inner = HashEvaluator(game)
+    busy, seen = [0], {"max": 0, "threads": set()}
+    guard = threading.Lock()
+
+    def evaluate(states):
+        with guard:
+            busy[0] += 1
+            seen["max"] = max(seen["max"], busy[0])
+            seen["threads"].add(threading.get_ident())
+        time.sleep(0.001)
+        out = inner(states)
+        with guard:
+            busy[0] -= 1
+        return out
+
+    before = threading.active_count()
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=8), overlap=True)
+    play_selfplay_games(game, evaluate, 6, config, np.random.default_rng(0))
+    assert seen["max"] == 1 and len(seen["threads"]) == 2
+    assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("failing_group", [0, 1])
+def test_overlap_failure_in_either_group_is_raised_and_threads_stop(failing_group) -> None:
+    import threading
+
+    game = make_game("tictactoe")
+    inner = HashEvaluator(game)
+    main = threading.get_ident()
+    calls = [0]
+
+    def evaluate(states):
+        calls[0] += 1
+        in_main = threading.get_ident() == main
+        if calls[0] > 6 and in_main == (failing_group == 0):
+            raise RuntimeError("evaluator broke")
+        return inner(states)
+
+    before = threading.active_count()
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=8), overlap=True)
+    with pytest.raises(RuntimeError, match="evaluator broke"):
+        play_selfplay_games(game, evaluate, 6, config, np.random.default_rng(0))
+    assert threading.active_count() == before

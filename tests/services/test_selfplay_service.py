@@ -57,3 +57,36 @@ def test_an_unknown_model_version_is_a_registry_error(context, data_dir, config,
     with pytest.raises(RegistryError, match="unknown model version 000042"):
         selfplay_job(selfplay_payload(layout, config, "000042", "job-d").model_dump(mode="json"), context)
     assert not layout.generation_shards_dir(1).exists() or not any(layout.generation_shards_dir(1).iterdir())
+
+
+def test_worker_overlap_and_precision_settings(context) -> None:
+    from services.payloads import WorkerContext
+
+    assert context.precision is None and context.overlap == "auto" and context.selfplay_overlap() is False
+    cuda = WorkerContext(data_dir=context.data_dir, device="cuda:0")
+    assert cuda.selfplay_overlap() is True
+    assert cuda.model_copy(update={"overlap": "off"}).selfplay_overlap() is False
+    assert context.model_copy(update={"overlap": "on"}).selfplay_overlap() is True
+    with pytest.raises(ValueError):
+        WorkerContext(data_dir=context.data_dir, precision="fp16")
+
+
+def test_a_job_with_overlap_and_auto_precision_writes_a_full_shard(context, config, initial_version, layout,
+                                                                   tictactoe) -> None:
+    ctx = context.model_copy(update={"overlap": "on", "precision": "auto"})
+    summary = selfplay_job(selfplay_payload(layout, config, initial_version, "job-o").model_dump(mode="json"), ctx)
+    shard = read_shard(layout.root / summary["shard"], game=tictactoe)
+    assert shard.num_games == 4 and summary["positions"] == shard.num_positions
+    assert set(np.unique(shard.z)) <= {-1.0, 0.0, 1.0}
+
+
+def test_a_job_on_two_processes_shares_one_network_and_writes_a_full_shard(context, config, initial_version, layout,
+                                                                          tictactoe) -> None:
+    import multiprocessing as mp
+
+    ctx = context.model_copy(update={"processes": 2})
+    summary = selfplay_job(selfplay_payload(layout, config, initial_version, "job-p").model_dump(mode="json"), ctx)
+    shard = read_shard(layout.root / summary["shard"], game=tictactoe)
+    assert shard.num_games == 4 and summary["positions"] == shard.num_positions
+    assert sorted(set(np.asarray(shard.z).tolist())) <= [-1.0, 0.0, 1.0]
+    assert not mp.active_children()

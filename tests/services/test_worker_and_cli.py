@@ -87,3 +87,21 @@ def test_worker_reports_an_unreachable_redis(data_dir) -> None:
     result = _invoke(["worker", "--device", "cpu", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS])
     _assert_clean_failure(result, 1)
     assert f"cannot reach Redis at {UNREACHABLE_REDIS}" in result.output
+
+
+def test_worker_options_precision_overlap_processes(data_dir, monkeypatch) -> None:
+    seen = {}
+
+    def fake_run_worker(redis_url, queues, context, *args, **kwargs):
+        seen["context"] = context
+
+    monkeypatch.setattr("services.worker.run_worker", fake_run_worker)
+    result = _invoke(["worker", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS, "--precision", "bf16",
+                      "--overlap", "on", "--processes", "3"])
+    assert result.exit_code == 0, result.output
+    context = seen["context"]
+    assert (context.precision, context.overlap, context.processes) == ("bf16", "on", 3)
+    bad = _invoke(["worker", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS, "--processes", "0"])
+    _assert_clean_failure(bad, 2)
+    bad = _invoke(["worker", "--data-dir", data_dir, "--redis-url", UNREACHABLE_REDIS, "--precision", "fp16"])
+    _assert_clean_failure(bad, 2)

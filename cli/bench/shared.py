@@ -1,0 +1,114 @@
+"""Shared-network benchmark: N search processes with ONE network (services.inference) vs N processes each with
+its own copy of the same network, playing the same games (same seeds, same weights).
+
+    shared:   play_selfplay_shared(..., processes=N): the network runs in this process (one torch thread on CPU),
+              the children search and send their leaf batches, merged into one forward pass per server step.
+    separate: N spawned processes, each with its own TorchEvaluator (one torch thread) of the same weights,
+              playing the same share of games with the same seed.
+
+Reports moves/s of both (wall clock from start to the last record, process start-up included for both) and how
+many games are identical move for move (batch merging may change float rounding in the network, so games can
+diverge once a rounding flips a choice; with a row-wise deterministic evaluator they are identical, see
+tests/services/test_inference.py).
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from services.inference import merge_records, play_selfplay_shared, split_games
+from shared.games import make_game
+from shared.network.evaluator import TorchEvaluator, configure_torch_threads
+from shared.network.modelfile import create_model
+from shared.network.spec import NetworkSpec, default_network_spec
+from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
+from shared.search.selfplay import SelfPlayRecords
+
+
+def _evaluator(game_name: str, spec: NetworkSpec, seed: int, precision: str) -> TorchEvaluator:
+    game = make_game(game_name)
+    return TorchEvaluator(create_model(game, spec, seed=seed), game, precision=precision)
+
+
+def _separate_child(game_name: str, spec: NetworkSpec, weight_seed: int, precision: str, games: int,
+                    config: SelfPlayConfig, seed: int, out: Any, index: int) -> None:
+    """One process with its own network copy: play `games` games, put (index, records dict) on `out`."""
+    configure_torch_threads(1)
+    evaluator = _evaluator(game_name, spec, weight_seed, precision)
+    records = play_selfplay_games(make_game(game_name), evaluator, games, config, np.random.default_rng(seed))
+    out.put((index, {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)}))
+
+
+def _identical_games(a: SelfPlayRecords, b: SelfPlayRecords) -> int:
+    same = 0
+    for g in range(a.results.shape[0]):
+        moves_a, moves_b = a.action[a.game_id == g], b.action[b.game_id == g]
+        same += int(moves_a.shape == moves_b.shape and bool((moves_a == moves_b).all()))
+    return same
+
+
+def run_shared_benchmark(game_name: str, games: int, sims: int, moves: int, processes: int,
+                         spec: NetworkSpec | None = None, precision: str = "fp32", seed: int = 0,
+                         window_s: float = 0.002) -> dict[str, Any]:
+    """Time both modes (see the module docstring); returns a JSON-compatible dict."""
+    spec = spec or default_network_spec(game_name)
+    configure_torch_threads(1)
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=sims), max_moves=moves)
+    seeds = [seed + 100 + k for k in range(processes)]
+    shares = split_games(games, processes)
+
+    evaluator = _evaluator(game_name, spec, seed, precision)
+    evaluator(make_game(game_name).initial_states(2))                      # warm-up outside the timing
+    start = time.perf_counter()
+    shared = play_selfplay_shared(game_name, evaluator, games, config, seeds, processes, window_s=window_s)
+    shared_s = time.perf_counter() - start
+
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    start = time.perf_counter()
+    children = [ctx.Process(target=_separate_child, args=(game_name, spec, seed, precision, share, config,
+                                                          seeds[k], out, k), daemon=True)
+                for k, share in enumerate(shares)]
+    for child in children:
+        child.start()
+    try:
+        parts = dict(out.get(timeout=3600) for _ in children)
+    finally:
+        for child in children:
+            child.join(30)
+            if child.is_alive():
+                child.terminate()
+                child.join(5)
+    separate_s = time.perf_counter() - start
+    separate = merge_records([SelfPlayRecords(**parts[k]) for k in range(len(shares))])
+    return {
+        "game": game_name, "network": spec.to_dict(), "games": games, "sims": sims, "moves": moves,
+        "processes": processes, "precision": precision,
+        "shared_positions": int(shared.states.shape[0]), "shared_seconds": shared_s,
+        "shared_moves_per_s": shared.states.shape[0] / shared_s,
+        "separate_positions": int(separate.states.shape[0]), "separate_seconds": separate_s,
+        "separate_moves_per_s": separate.states.shape[0] / separate_s,
+        "identical_games": _identical_games(shared, separate),
+    }
+
+
+def format_shared_report(r: dict[str, Any]) -> str:
+    """One block of text for a run_shared_benchmark result."""
+    net = r["network"]
+    return "\n".join([
+        f"{r['game']} {net['blocks']}x{net['channels']} {r['precision']}, {r['games']} games x {r['moves']} moves, "
+        f"{r['sims']} sims, {r['processes']} search processes",
+        f"one shared network   {r['shared_moves_per_s']:,.2f} moves/s ({r['shared_positions']} moves in "
+        f"{r['shared_seconds']:.2f} s)",
+        f"separate networks    {r['separate_moves_per_s']:,.2f} moves/s ({r['separate_positions']} moves in "
+        f"{r['separate_seconds']:.2f} s)",
+        f"shared / separate    {r['shared_moves_per_s'] / r['separate_moves_per_s']:.2f}x; identical games "
+        f"{r['identical_games']} of {r['games']}",
+    ])
+
+
+__all__ = ["format_shared_report", "run_shared_benchmark"]

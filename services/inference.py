@@ -1,0 +1,311 @@
+"""Shared-network inference: several self-play processes, one network on the device, merged forward passes.
+
+    with InferenceServer(evaluator) as server:              # the parent holds the model (one copy)
+        conn = server.connect()                              # one duplex pipe per client
+        ... child process: InferenceClient(conn)(states) -> (logits, values), like the evaluator itself
+
+The server is a thread of the process that holds the network. Each client owns one duplex pipe
+(multiprocessing.Pipe) and sends one request at a time: `("eval", states [M, S] int16)`, answered by
+`("ok", (logits [M, A] float32, values [M] float32))` or `("error", message)`. The server waits (blocking, with a
+timeout, never spinning) for any request, then up to `window_s` more for the other clients' requests, and
+evaluates everything it holds in ONE evaluator call (concatenated in client order), then answers each client
+with its rows. A row's output does not depend on the other rows for row-wise evaluators (exactly) and for the
+torch network up to float rounding of the batch size's kernels.
+
+Pipes carry numpy arrays pickled (a few hundred KB per step at most); that is simpler and robust (a client that
+dies closes its pipe end, which the server sees as EOF) and costs little next to a forward pass.
+
+`play_selfplay_shared` is the self-play job executor on top of it: N spawned child processes each play their
+share of the games with `play_selfplay_games` through an InferenceClient; the parent serves their leaves with
+the one evaluator and merges the records. This module imports no torch: children stay light.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+import time
+import traceback
+from dataclasses import fields
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable
+
+import numpy as np
+
+from shared.search.errors import EvaluatorError
+from shared.search.selfplay import SelfPlayConfig, SelfPlayRecords
+
+Evaluate = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: how long the server thread blocks waiting for requests before it checks for a stop request
+POLL_S = 0.05
+
+
+class InferenceServer:
+    """Batches the evaluation requests of several clients into one evaluator call; see the module docstring.
+
+    evaluate: the Evaluator (states [M, S] int16 -> logits [M, A] float32, values [M] float32), called only from
+    the server thread. window_s: how long to wait for the other clients once one request arrived.
+    Statistics: `calls` evaluator calls, `positions` positions evaluated, `requests` requests answered.
+    """
+
+    def __init__(self, evaluate: Evaluate, window_s: float = 0.002) -> None:
+        if window_s < 0:
+            raise ValueError(f"window_s={window_s} must be >= 0")
+        self.evaluate = evaluate
+        self.window_s = window_s
+        self._conns: list[Connection] = []          # server ends of live clients
+        self._client_ends: list[Connection] = []    # client ends, closed here once handed over
+        self._finished: dict[int, Any] = {}         # client index -> its ("done", payload) message payload
+        self._index: dict[int, int] = {}            # id(server end) -> client index
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.calls = self.positions = self.requests = 0
+
+    # ----- life cycle ------------------------------------------------------------------------------------
+    def connect(self) -> Connection:
+        """A new client's end of its pipe (pass it to a child process, or wrap it in InferenceClient)."""
+        server_end, client_end = mp.Pipe(duplex=True)
+        with self._lock:
+            self._index[id(server_end)] = len(self._index)
+            self._conns.append(server_end)
+            self._client_ends.append(client_end)
+        return client_end
+
+    def start(self) -> "InferenceServer":
+        """Start the server thread (idempotent)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="inference-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the server thread (joined) and close every pipe end it holds."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():  # pragma: no cover - an evaluator call longer than timeout
+                raise RuntimeError("inference server thread did not stop")
+        with self._lock:
+            for conn in self._conns + self._client_ends:
+                conn.close()
+            self._conns.clear()
+            self._client_ends.clear()
+
+    def release_client_ends(self) -> None:
+        """Close this process's copies of the client ends (after the children got theirs), so that a child
+        dying shows as EOF on the server end."""
+        with self._lock:
+            for conn in self._client_ends:
+                conn.close()
+            self._client_ends.clear()
+
+    def __enter__(self) -> "InferenceServer":
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @property
+    def alive_clients(self) -> int:
+        """Clients whose pipe is still open and that have not reported done."""
+        with self._lock:
+            return len(self._conns)
+
+    def results(self) -> dict[int, Any]:
+        """Payloads of the clients' ("done", payload) messages, by client index (connect order)."""
+        with self._lock:
+            return dict(self._finished)
+
+    # ----- serving ---------------------------------------------------------------------------------------
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                conns = list(self._conns)
+            if not conns:
+                self._stop.wait(POLL_S)
+                continue
+            ready = wait(conns, timeout=POLL_S)
+            if not ready:
+                continue
+            requests = self._read(ready)
+            deadline = time.monotonic() + self.window_s
+            while True:
+                with self._lock:
+                    waiting = [c for c in self._conns if all(c is not r for r, _ in requests)]
+                remaining = deadline - time.monotonic()
+                if not waiting or remaining <= 0:
+                    break
+                more = wait(waiting, timeout=remaining)
+                if not more:
+                    break
+                requests += self._read(more)
+            if requests:
+                self._answer(requests)
+
+    def _read(self, ready: list) -> list[tuple[Connection, np.ndarray]]:
+        """Receive one message from each ready pipe; returns the evaluation requests among them."""
+        requests = []
+        for conn in ready:
+            try:
+                kind, payload = conn.recv()
+            except (EOFError, OSError):
+                self._drop(conn)
+                continue
+            if kind == "eval":
+                requests.append((conn, payload))
+            else:  # "done" or "error": the client's final message
+                with self._lock:
+                    self._finished[self._index[id(conn)]] = (kind, payload)
+                self._drop(conn)
+        return requests
+
+    def _drop(self, conn: Connection) -> None:
+        with self._lock:
+            if any(conn is c for c in self._conns):
+                self._conns = [c for c in self._conns if c is not conn]
+                conn.close()
+
+    def _answer(self, requests: list[tuple[Connection, np.ndarray]]) -> None:
+        """One evaluator call for all requests [sum M_i, S]; each client gets its rows back."""
+        sizes = [states.shape[0] for _, states in requests]
+        try:
+            logits, values = self.evaluate(np.concatenate([states for _, states in requests]))
+            logits, values = np.asarray(logits, np.float32), np.asarray(values, np.float32)
+            replies = []
+            start = 0
+            for size in sizes:
+                replies.append(("ok", (logits[start:start + size], values[start:start + size])))
+                start += size
+            self.calls += 1
+            self.positions += start
+        except Exception as exc:  # the clients raise it; the server keeps serving
+            replies = [("error", f"{type(exc).__name__}: {exc}")] * len(requests)
+        for (conn, _), reply in zip(requests, replies):
+            try:
+                conn.send(reply)
+                self.requests += 1
+            except (BrokenPipeError, OSError):
+                self._drop(conn)
+
+
+class InferenceClient:
+    """The search's Evaluator over an InferenceServer pipe: states [M, S] int16 -> (logits [M, A] float32,
+    values [M] float32). One request at a time per client; EvaluatorError when the server is gone or the
+    evaluation failed."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            self.conn.send(("eval", np.ascontiguousarray(states)))
+            kind, payload = self.conn.recv()
+        except (EOFError, OSError) as exc:
+            raise EvaluatorError(f"inference server gone: {exc}") from None
+        if kind != "ok":
+            raise EvaluatorError(f"inference server: {payload}")
+        return payload
+
+    def finish(self, kind: str, payload: Any) -> None:
+        """Send the client's final message ("done" with a result, or "error" with a message) and close."""
+        try:
+            self.conn.send((kind, payload))
+        finally:
+            self.conn.close()
+
+
+# ----- self-play job executor: N child processes, one shared evaluator ------------------------------------
+def _selfplay_child(conn: Connection, game_name: str, num_games: int, config: SelfPlayConfig, seed: int) -> None:
+    """Child process: play `num_games` games through the server; send ("done", records as a dict of arrays)."""
+    client = InferenceClient(conn)
+    try:
+        from shared.games import make_game
+        from shared.search.selfplay import play_selfplay_games
+
+        records = play_selfplay_games(make_game(game_name), client, num_games, config, np.random.default_rng(seed))
+        client.finish("done", {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)})
+    except BaseException:
+        client.finish("error", traceback.format_exc(limit=8))
+
+
+def merge_records(parts: list[SelfPlayRecords]) -> SelfPlayRecords:
+    """Concatenate the records of several game batches; game ids of part k are offset by the games before it."""
+    offsets = np.cumsum([0] + [p.results.shape[0] for p in parts[:-1]])
+    merged = {}
+    for f in fields(SelfPlayRecords):
+        chunks = [getattr(p, f.name) for p in parts]
+        if f.name == "game_id":
+            chunks = [(c + off).astype(np.int32) for c, off in zip(chunks, offsets)]
+        merged[f.name] = np.concatenate(chunks)
+    return SelfPlayRecords(**merged)
+
+
+def split_games(num_games: int, processes: int) -> list[int]:
+    """num_games split as evenly as possible over min(processes, num_games) processes (larger shares first)."""
+    count = max(1, min(processes, num_games))
+    return [num_games // count + (1 if k < num_games % count else 0) for k in range(count)]
+
+
+def play_selfplay_shared(game_name: str, evaluate: Evaluate, num_games: int, config: SelfPlayConfig,
+                         seeds: list[int], processes: int, window_s: float = 0.002,
+                         timeout_s: float | None = None) -> SelfPlayRecords:
+    """Play `num_games` self-play games in `processes` spawned child processes sharing `evaluate` (this process).
+
+    Child k plays split_games(num_games, processes)[k] games with np.random.default_rng(seeds[k]); records are
+    merged in child order (game ids offset). A child's failure raises EvaluatorError with its traceback;
+    children still running then are terminated. Every child is joined before returning.
+    """
+    shares = split_games(num_games, processes)
+    if len(seeds) < len(shares):
+        raise ValueError(f"need {len(shares)} seeds, got {len(seeds)}")
+    context = mp.get_context("spawn")
+    children: list = []
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    with InferenceServer(evaluate, window_s=window_s) as server:
+        finished = False
+        try:
+            for share, seed in zip(shares, seeds):
+                conn = server.connect()
+                child = context.Process(target=_selfplay_child, args=(conn, game_name, share, config, seed),
+                                        name="selfplay-child", daemon=True)
+                child.start()
+                children.append(child)
+            server.release_client_ends()
+            while server.alive_clients and not _any_failed(server) and any(c.is_alive() for c in children):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise EvaluatorError(f"shared self-play did not finish within {timeout_s} s")
+                for child in children:
+                    child.join(POLL_S)   # sleeps; wakes when a child exits
+            finished = not _any_failed(server)
+        finally:
+            if not finished:
+                for child in children:
+                    if child.is_alive():
+                        child.terminate()
+            _stop_children(children)
+        results = server.results()
+    failures = [payload for kind, payload in results.values() if kind == "error"]
+    if failures or len(results) < len(shares):
+        raise EvaluatorError("a self-play child failed:\n" + (failures[0] if failures else "it exited early"))
+    return merge_records([SelfPlayRecords(**results[k][1]) for k in range(len(shares))])
+
+
+def _any_failed(server: InferenceServer) -> bool:
+    return any(kind == "error" for kind, _ in server.results().values())
+
+
+def _stop_children(children: list, grace_s: float = 5.0) -> None:
+    """Join every child (terminate, then kill, the ones that do not exit within grace_s)."""
+    end = time.monotonic() + grace_s
+    for child in children:
+        child.join(max(0.0, end - time.monotonic()))
+    for child in children:
+        if child.is_alive():
+            child.terminate()
+            child.join(2.0)
+        if child.is_alive():  # pragma: no cover
+            child.kill()
+            child.join(2.0)
+
+
+__all__ = ["InferenceClient", "InferenceServer", "merge_records", "play_selfplay_shared", "split_games"]

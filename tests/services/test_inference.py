@@ -1,0 +1,154 @@
+"""services.inference: one server batches several client processes' requests; outputs and games are exact."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+
+import numpy as np
+import pytest
+
+from services.inference import (InferenceClient, InferenceServer, merge_records, play_selfplay_shared,
+                                split_games)
+from shared.games import make_game
+from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
+from shared.search.errors import EvaluatorError
+from tests.search.helpers import HashEvaluator
+
+
+class RecordingEvaluator:
+    """HashEvaluator that records the batch size of every call (called from the server thread only)."""
+
+    def __init__(self, game):
+        self.inner = HashEvaluator(game)
+        self.batches: list[int] = []
+
+    def __call__(self, states):
+        self.batches.append(states.shape[0])
+        return self.inner(states)
+
+
+def _positions(game, count, seed):
+    rng = np.random.default_rng(seed)
+    states = game.initial_states(count)
+    for _ in range(3):
+        mask = game.legal_mask(states)
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+        stepped = game.step(states, actions)
+        keep = ~game.is_terminal(stepped)
+        states[keep] = stepped[keep]
+    return states
+
+
+def _client_main(conn, states_list, out_queue, index):
+    """Child process: evaluate each batch through the server, put the outputs on out_queue."""
+    client = InferenceClient(conn)
+    outputs = [client(states) for states in states_list]
+    client.finish("done", len(outputs))
+    out_queue.put((index, outputs))
+
+
+def test_two_client_processes_get_exactly_the_direct_outputs():
+    game = make_game("tictactoe")
+    evaluator = RecordingEvaluator(game)
+    batches = [[_positions(game, n, seed=10 * k + n) for n in (3, 5, 7, 1)] for k in range(2)]
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    before = threading.active_count()
+    with InferenceServer(evaluator, window_s=1.0) as server:   # long window: merging does not depend on timing
+        procs = [ctx.Process(target=_client_main, args=(server.connect(), batches[k], out, k)) for k in range(2)]
+        for p in procs:
+            p.start()
+        server.release_client_ends()
+        got = dict(out.get(timeout=60) for _ in procs)
+        for p in procs:
+            p.join(30)
+            assert p.exitcode == 0
+    assert threading.active_count() == before            # the server thread is gone
+    direct = HashEvaluator(game)
+    for k in range(2):
+        for states, (logits, values) in zip(batches[k], got[k]):
+            want_logits, want_values = direct(states)
+            np.testing.assert_array_equal(logits, want_logits)
+            np.testing.assert_array_equal(values, want_values)
+    assert sum(evaluator.batches) == 2 * (3 + 5 + 7 + 1)
+    assert len(evaluator.batches) < 8                     # some requests were merged into one call
+    assert server.results() == {0: ("done", 4), 1: ("done", 4)}
+
+
+def test_in_process_client_and_evaluator_errors_reach_the_client():
+    game = make_game("tictactoe")
+
+    def broken(states):
+        raise ValueError("bad weights")
+
+    with InferenceServer(broken) as server:
+        client = InferenceClient(server.connect())
+        with pytest.raises(EvaluatorError, match="bad weights"):
+            client(game.initial_states(2))
+    with pytest.raises(EvaluatorError, match="server gone"):  # closed server: an error, not a hang
+        client(game.initial_states(2))
+
+
+def test_split_and_merge():
+    assert split_games(10, 3) == [4, 3, 3] and split_games(2, 4) == [1, 1] and split_games(5, 1) == [5]
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=4), max_moves=3)
+    parts = [play_selfplay_games(game, HashEvaluator(game), n, config, np.random.default_rng(n)) for n in (2, 3)]
+    merged = merge_records(parts)
+    assert merged.results.shape == (5,) and sorted(set(merged.game_id.tolist())) == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(merged.action[merged.game_id >= 2], parts[1].action)
+
+
+def test_shared_selfplay_plays_exactly_the_games_of_separate_evaluators():
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=16, leaves_per_step=2))
+    evaluator = RecordingEvaluator(game)
+    shared = play_selfplay_shared("tictactoe", evaluator, 6, config, seeds=[7, 8], processes=2, window_s=0.2,
+                                  timeout_s=120)
+    separate = merge_records([play_selfplay_games(game, HashEvaluator(game), 3, config, np.random.default_rng(s))
+                              for s in (7, 8)])
+    for name in ("states", "pi", "action", "game_id", "move_number", "results", "game_lengths", "z"):
+        np.testing.assert_array_equal(getattr(shared, name), getattr(separate, name))
+    assert max(evaluator.batches) > 3 * 2    # leaves of both children merged into one forward pass at least once
+    assert not mp.active_children()
+
+
+def test_a_failing_child_is_reported_and_every_child_is_stopped():
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=4))
+    calls = [0]
+
+    def flaky(states):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise RuntimeError("device lost")
+        return HashEvaluator(game)(states)
+
+    with pytest.raises(EvaluatorError, match="device lost"):
+        play_selfplay_shared("tictactoe", flaky, 4, config, seeds=[1, 2], processes=2, timeout_s=120)
+    assert not mp.active_children()
+
+
+def test_torch_evaluator_behind_the_server_matches_direct_calls_from_two_threads():
+    from shared.network import NetworkSpec, TorchEvaluator, create_model
+
+    game = make_game("connect4")
+    evaluator = TorchEvaluator(create_model(game, NetworkSpec(1, 16, 16), seed=3), game, precision="fp32")
+    batches = [_positions(game, n, seed=n) for n in (5, 9)]
+    outputs: dict[int, tuple] = {}
+    with InferenceServer(evaluator, window_s=0.5) as server:
+        clients = [InferenceClient(server.connect()) for _ in batches]
+
+        def run(k):
+            outputs[k] = clients[k](batches[k])
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert server.calls == 1 and server.positions == 14     # both requests in one forward pass
+    for k, states in enumerate(batches):
+        logits, values = evaluator(states)
+        np.testing.assert_allclose(outputs[k][0], logits, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(outputs[k][1], values, rtol=1e-5, atol=1e-5)
