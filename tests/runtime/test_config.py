@@ -201,8 +201,9 @@ def test_search_configs_match_the_search_package():
     assert isinstance(selfplay, SelfPlayConfig) and selfplay.max_moves == 9 and selfplay.temperature_moves == 4
     gate = load_config(GatekeeperConfig, "tictactoe", env=None).match_search_config()
     assert gate.num_simulations == game_defaults("tictactoe")["gate"]["simulations"]
-    assert {k: v for k, v in vars(gate).items() if k != "num_simulations"} == \
-           {k: v for k, v in vars(search).items() if k != "num_simulations"}    # one search for every player
+    assert gate.solver is True                                                   # matches always use the solver
+    assert {k: v for k, v in vars(gate).items() if k not in ("num_simulations", "solver")} == \
+           {k: v for k, v in vars(search).items() if k not in ("num_simulations", "solver")}   # one search
 
 
 def test_parse_overrides():
