@@ -19,6 +19,7 @@ import click
 
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.registry import ModelRegistry, ModelVersion, RegistryError
+from cli.common import config_options, load_pipeline_config
 from cli.render import text_table
 
 
@@ -172,23 +173,16 @@ def history_command(registry: ModelRegistry, as_json: bool) -> None:
 
 
 @models.command("init")
-@click.option("--game", "game_name", required=True, help="Game: tictactoe, connect4, gomoku-15, gomoku-HxW-N, othello ...")
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="TOML config file whose [game] section sets the network size [default: the game's defaults].")
-@click.option("--set", "settings", multiple=True, metavar="SECTION.FIELD=VALUE",
-              help="Override one config value, e.g. --set game.channels=32 (repeatable).")
-@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+@config_options
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the random initial weights.")
-def init_command(game_name: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None,
+def init_command(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None,
                  seed: int) -> None:
     """Make the first model of GAME by hand: a random network of the configured size, registered as version
     000001 and made best (what `zeroforge run` does at its start). Does nothing when a best model exists."""
-    from cli.common import load_pipeline_config
     from services.initial_model import ensure_initial_model
 
-    cfg, root = load_pipeline_config(game_name, config_file, settings, data_dir)
+    cfg, root = load_pipeline_config(game, config_file, settings, data_dir)
     layout = DataLayout(root, cfg.game.name)
     try:
         before = ModelRegistry(layout.registry_dir).best_version() if layout.registry_dir.is_dir() else None
