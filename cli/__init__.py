@@ -9,6 +9,7 @@ import click
 #: command name -> "module:attribute" of its click command or group.
 COMMANDS = {
     "run": "cli.run:run",
+    "status": "cli.status:status",
     "worker": "cli.worker:worker",
     "ui": "cli.ui:ui",
     "selfplay": "cli.jobs:selfplay",

@@ -109,6 +109,26 @@ def check_run_settings(cfg, local_workers: bool) -> None:
             raise click.UsageError(f"gate.anchor {cfg.gate.anchor!r}: {exc} (or set gate.anchor_games=0)") from None
 
 
+def resume_line(layout, count: int | None) -> str:
+    """Where a run starts: "resuming tictactoe at generation 3; 2 more to run" when the registry already has
+    decided generations (flows.pipeline.next_generation), else "starting tictactoe at generation 1"."""
+    from flows.pipeline import next_generation
+    from shared.registry import ModelRegistry
+
+    first = next_generation(ModelRegistry(layout.registry_dir)) if layout.registry_dir.is_dir() else 1
+    more = f"{count} more to run" if count else "running until stopped"
+    verb = "resuming" if first > 1 else "starting"
+    return f"{verb} {layout.game_name} at generation {first}; {more}"
+
+
+def _interrupted_at(layout) -> str:
+    """" during gen 3 self-play 1/2 jobs" from the phase record the pipeline left, "" without one."""
+    from shared.phase import phase_line, read_phase
+
+    record = read_phase(layout.phase_file)
+    return f" during {phase_line(record, with_state=False)}" if record is not None and record.get("phase") else ""
+
+
 class _Terminated(SystemExit):
     """SIGTERM, turned into an exception so that everything this command started is stopped on the way out."""
 
@@ -171,10 +191,12 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     check_run_settings(cfg, local)
     check_data_dir(data_dir)
     from flows.prefect_env import configure_prefect
-    from services.jobqueue import REDIS_URL_ENV
-    from services.redis_server import RedisUnavailableError, ensure_redis, redact_text
+    from prefect.exceptions import CancelledRun
+    from services.jobqueue import ALL_QUEUES, REDIS_URL_ENV, connect
+    from services.redis_server import (RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text)
     from cli.local_workers import stop_processes
-    from shared.layout import DataLayout, LayoutError
+    from cli.queue_watch import QueueWatch
+    from shared.layout import DataLayout, LayoutError, redis_url_file
 
     url = redis_url or cfg.pipeline.redis_url
     # the URL travels in the environment only: never in the config that becomes flow parameters and job payloads
@@ -192,7 +214,10 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     previous_handler = signal.signal(signal.SIGTERM, _raise_on_sigterm)
     os.environ[REDIS_URL_ENV] = redis.url
     procs, watchdog = [], None
+    url_record = redis_url_file(data_dir)
     try:
+        if redis.kind != "external":   # `zeroforge status` finds a private Redis here (mode 0600)
+            record_url(url_record, redis.url)
         click.echo(f"redis:   {redis.safe_url} ({redis.kind})")
         click.echo(f"data:    {data_dir}")
         if os.environ.get("PREFECT_API_URL"):
@@ -204,23 +229,29 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
 
         _quiet_console_tracebacks()
         count = cfg.pipeline.generations if generations is None else (generations or None)
+        click.echo(resume_line(layout, count))
         click.echo(f"running {count if count else 'unlimited'} generation(s) of {cfg.game.name}; "
                    f"touch {layout.stop_file} to stop after the current one")
+        watch = QueueWatch(connect(redis.url), data_dir, ALL_QUEUES, lambda line: click.echo(f"warning: {line}",
+                                                                                             err=True)).start()
         try:
             summaries = pipeline_flow(config=cfg, data_dir=str(data_dir), generations=count)
-        except (KeyboardInterrupt, SystemExit):
+        except (KeyboardInterrupt, SystemExit, CancelledRun):
             raise
         except Exception as exc:   # one line, never a traceback: the state in Redis and on disk is resumable
             raise click.ClickException(_stop_message(exc, data_dir)) from None
+        finally:
+            watch.stop()
         _print_summary(summaries, data_dir, cfg.game.name)
-    except KeyboardInterrupt:
-        click.echo("\nstopped (Ctrl-C); rerun the same command to resume", err=True)
+    except (KeyboardInterrupt, CancelledRun):
+        click.echo(f"\nstopped (Ctrl-C){_interrupted_at(layout)}; rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     except _Terminated:
         click.echo("stopped (SIGTERM); rerun the same command to resume", err=True)
         raise
     finally:
         os.environ.pop(REDIS_URL_ENV, None)
+        forget_url(url_record, redis.url)
         signal.signal(signal.SIGTERM, previous_handler)
         if watchdog is not None:
             watchdog.request_stop()

@@ -14,7 +14,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
+from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
+from flows.progress import Waiter
 from services.gatekeeper import chunk_game_scores, summarize_match
 from services.jobqueue import (QUEUE_EVAL, JobSpec, RedisPatience, WaitProgress, connect, enqueue, ttl_kwargs,
                                wait_for_jobs)
@@ -50,18 +52,22 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
 
 
 def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: bool, timeout_s: float,
-              outage_s: float, logger) -> dict[str, Any]:
+              outage_s: float, logger, layout: DataLayout, generation: int, phase: str) -> dict[str, Any]:
     """Enqueue and wait for the match jobs (on the Redis of redis_url_from_env, riding out outages of up to
-    `outage_s`); return the summary (with "early_stopped" and pair counts)."""
+    `outage_s`), logging progress and recording `phase` of `generation` (flows.progress.Waiter); return the
+    summary (with "early_stopped" and pair counts)."""
     connection = connect()
     patience = RedisPatience(connection, outage_s)
     for spec in specs:
         enqueue(connection, spec, patience)
     total_pairs = sum(len(s.payload.opening_indices) for s in specs)
 
-    def progress(p: WaitProgress) -> None:
+    def score_text(p: WaitProgress) -> str:
         scores = pair_means(chunk_game_scores(list(p.results.values())))
-        logger.info("match: %d/%d jobs done, %d/%d pairs", p.finished, p.total, scores.size, total_pairs)
+        return f"; {scores.size}/{total_pairs} pairs" + (f", score so far {scores.mean():.3f}" if scores.size else "")
+
+    def stop_early(p: WaitProgress) -> None:
+        scores = pair_means(chunk_game_scores(list(p.results.values())))
         # Stop early only with pairs to report: a decision forced before any game (too few planned pairs for
         # the rule ever to pass) still plays the match, so that the report has its figures.
         if early_stop and scores.size and p.finished < p.total and can_stop_early(scores, total_pairs, rule,
@@ -70,7 +76,8 @@ def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: 
 
     early = False
     try:
-        results = wait_for_jobs(connection, [s.job_id for s in specs], timeout_s=timeout_s, progress=progress,
+        waiter = Waiter(logger, layout, generation, phase, extra=score_text, on_wait=stop_early)
+        results = wait_for_jobs(connection, [s.job_id for s in specs], timeout_s=timeout_s, progress=waiter,
                                 queues=(QUEUE_EVAL,), specs={s.job_id: s for s in specs}, patience=patience)
     except _StopEarly as stop:
         results, early = stop.results, True
@@ -103,6 +110,7 @@ def report_markdown(title: str, report: dict[str, Any]) -> str:
 
 
 @flow(name="gate", flow_run_name=run_name("gen{generation}-gate"))
+@cancel_on_interrupt
 def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str) -> dict[str, Any]:
     """Play candidate vs best (gate.games paired games) and return the report with the decision."""
     logger = get_run_logger()
@@ -111,7 +119,8 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
     specs = match_specs(config, data_dir, lambda i: ids.gate(generation, candidate, best, i), candidate, best,
                         g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate")
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
-                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger)
+                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
+                       layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate")
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = f"{game}-gen{generation}-gate".lower().replace("_", "-")
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",

@@ -14,7 +14,9 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from flows.gate import gate_flow
+from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
+from flows.progress import Waiter
 from flows.promote import decide_flow
 from services.initial_model import ensure_initial_model
 from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, run_jobs,
@@ -37,12 +39,15 @@ def training_parent(registry: ModelRegistry, best: str, generation: int) -> str:
     return max(newer, key=lambda v: (v.generation, v.version)).version if newer else best
 
 
-def _progress_printer(logger, what: str, artifact_id) -> Any:
-    def report(p: WaitProgress) -> None:
-        logger.info("%s: %d/%d jobs done, %d running (%.0f s)", what, p.finished, p.total, p.started, p.elapsed_s)
-        if artifact_id is not None:
+def _artifact_updater(artifact_id) -> Any:
+    """A WaitProgress callback that moves the Prefect progress artifact when a job finishes."""
+    finished = [-1]
+
+    def update(p: WaitProgress) -> None:
+        if artifact_id is not None and p.finished != finished[0]:
+            finished[0] = p.finished
             update_progress_artifact(artifact_id=artifact_id, progress=100.0 * p.finished / max(1, p.total))
-    return report
+    return update
 
 
 @task(name="initial-model", retries=1)
@@ -71,7 +76,7 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
     artifact = create_progress_artifact(progress=0.0, description=f"self-play, generation {generation}")
     connection = connect()
     results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,
-                       progress=_progress_printer(logger, f"gen {generation} self-play", artifact),
+                       progress=Waiter(logger, layout, generation, "self-play", on_wait=_artifact_updater(artifact)),
                        patience=RedisPatience(connection, config.pipeline.redis_outage_s))
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
     totals = {k: sum(getattr(s, k) for s in summaries)
@@ -86,7 +91,8 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
 def run_training(config: PipelineConfig, data_dir: str, generation: int, parent: str) -> TrainResult:
     """Enqueue the training job for this generation and wait; returns the trainer's result."""
     logger = get_run_logger()
-    ids = DataLayout(Path(data_dir), config.game.name).job_ids()
+    layout = DataLayout(Path(data_dir), config.game.name)
+    ids = layout.job_ids()
     job_id = ids.train(generation, parent)
     payload = TrainPayload(data_id=ids.data_id, config=config.trainer(), generation=generation,
                            parent_version=parent, seed=config.pipeline.seed + generation)
@@ -96,6 +102,7 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
     connection = connect()
     result = TrainResult.model_validate(
         run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
+                 progress=Waiter(logger, layout, generation, "training"),
                  patience=RedisPatience(connection, config.pipeline.redis_outage_s))[job_id])
     logger.info("gen %d training: candidate %s from %s, %d steps on %d positions, loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
@@ -104,6 +111,7 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
 
 
 @flow(name="generation", flow_run_name=run_name("gen{generation}"))
+@cancel_on_interrupt
 def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> dict[str, Any]:
     """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict."""
     logger = get_run_logger()

@@ -12,11 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.exceptions import CancelledRun
 
 from flows.generation import generation_flow
+from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
+from flows.progress import record_phase
+from flows.promote import ensure_anchor
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
+from shared.phase import read_phase
 from shared.registry import ModelRegistry
 
 DECIDED = ("promoted", "rejected")
@@ -29,19 +34,38 @@ def next_generation(registry: ModelRegistry) -> int:
 
 
 @flow(name="pipeline", flow_run_name=run_name("pipeline"))
+@cancel_on_interrupt
 def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None = None) -> list[dict[str, Any]]:
-    """Run `generations` generations (None: until stopped); returns each generation's summary."""
+    """Run `generations` generations (None: until stopped); returns each generation's summary.
+
+    First plays the anchor match of the best model if a stopped run left it undone (flows.promote.ensure_anchor).
+    Ctrl-C ends this run and the running generation's runs as Cancelled (flows.interrupt); the phase record
+    (flows.progress.record_phase) says "interrupted" then, "finished" at the end."""
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
     registry = ModelRegistry(layout.registry_dir)
     summaries = []
     stop = layout.stop_file
     stop.unlink(missing_ok=True)
-    while generations is None or len(summaries) < generations:
-        generation = next_generation(registry)
-        summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir))
-        if stop.exists():
-            logger.info("stop file %s found: stopping after generation %d", stop, generation)
-            stop.unlink(missing_ok=True)
-            break
+    generation = next_generation(registry)
+    try:
+        ensure_anchor(config, data_dir, logger)
+        while generations is None or len(summaries) < generations:
+            generation = next_generation(registry)
+            summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir))
+            if stop.exists():
+                logger.info("stop file %s found: stopping after generation %d", stop, generation)
+                stop.unlink(missing_ok=True)
+                break
+    except (KeyboardInterrupt, CancelledRun):
+        last = read_phase(layout.phase_file) or {}
+        same = last.get("generation") == generation
+        record_phase(layout, generation, last.get("phase", "") if same else "", last.get("detail", "") if same else "",
+                     state="interrupted")
+        raise
+    except Exception as exc:
+        record_phase(layout, generation, "stopped", type(exc).__name__, state="failed")
+        raise
+    record_phase(layout, max(0, next_generation(registry) - 1), "done", f"{len(summaries)} generation(s) run",
+                 state="finished")
     return summaries

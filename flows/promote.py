@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.gate import match_specs, run_match
+from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
 from flows.strength_plot import strength_markdown, strength_points, write_strength_plot
 from shared.config import PipelineConfig
@@ -29,12 +30,47 @@ def anchor_match(config: PipelineConfig, data_dir: str, version: str, generation
                         g.anchor_games, seed=config.pipeline.seed + 7919 * generation,
                         description=f"gen {generation} anchor")
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=False,
-                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger)
+                       timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
+                       layout=DataLayout(Path(data_dir), config.game.name), generation=generation, phase="anchor match")
     return {"opponent": g.anchor, **{k: report[k] for k in ("games", "wins", "draws", "losses", "score", "ci_low",
                                                            "ci_high", "elo", "elo_low", "elo_high")}}
 
 
+def missing_anchor(config: PipelineConfig, registry: ModelRegistry):
+    """The best version when it was promoted by a gate but has no anchor figure recorded (its anchor match was
+    interrupted) and the config plays anchor matches; else None."""
+    if not config.gate.anchor or config.gate.anchor_games <= 0:
+        return None
+    best = registry.best()
+    gate = (best.gate or {}) if best is not None else {}
+    return best if best is not None and best.generation >= 1 and gate.get("promote") and "anchor" not in gate else None
+
+
+def ensure_anchor(config: PipelineConfig, data_dir: str, logger) -> str | None:
+    """Play the anchor match that a stopped run left undone (see missing_anchor) and record it; returns the
+    version it was played for, None when none was missing."""
+    layout = DataLayout(Path(data_dir), config.game.name)
+    registry = ModelRegistry(layout.registry_dir)
+    best = missing_anchor(config, registry)
+    if best is None:
+        return None
+    logger.info("%s: best %s has no anchor match recorded (interrupted); playing it now", config.game.name,
+                best.version)
+    _record_anchor(config, data_dir, registry, best.version, best.generation, best.gate, logger)
+    publish_strength(layout, registry)
+    return best.version
+
+
+def _record_anchor(config: PipelineConfig, data_dir: str, registry: ModelRegistry, version: str, generation: int,
+                   gate: dict[str, Any], logger) -> None:
+    anchor = anchor_match(config, data_dir, version, generation, logger)
+    registry.set_gate_result(version, {**gate, "anchor": anchor})
+    logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", config.game.name, generation,
+                version, anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
+
+
 @flow(name="decide", flow_run_name=run_name("gen{generation}-decide"))
+@cancel_on_interrupt
 def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str,
                 gate: dict[str, Any]) -> dict[str, Any]:
     """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it."""
@@ -57,10 +93,7 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
     if config.gate.anchor and config.gate.anchor_games > 0:
-        anchor = anchor_match(config, data_dir, candidate, generation, logger)
-        registry.set_gate_result(candidate, {**gate, "anchor": anchor})
-        logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", game, generation, candidate,
-                    anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
+        _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
     publish_strength(layout, registry)
     return {"promoted": True, "best": candidate}
 

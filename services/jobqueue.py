@@ -37,6 +37,7 @@ from rq.serializers import JSONSerializer
 from rq.utils import as_text
 from rq.worker_registration import REDIS_WORKER_KEYS
 
+from services.progress import META_KEY as PROGRESS_KEY
 from services.redis_server import redact_url
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,8 @@ class WaitProgress:
     started: int
     elapsed_s: float
     results: dict[str, Any] = field(default_factory=dict)
+    #: {job_id: progress record} of the running jobs that reported one (services.progress, from the job's meta)
+    running: dict[str, dict] = field(default_factory=dict)
 
 
 def ttl_kwargs(pipeline) -> dict[str, int]:
@@ -251,7 +254,8 @@ def cleanup_started(connection: Redis, queues: tuple[str, ...] = ALL_QUEUES) -> 
         StartedJobRegistry(queue=queue).cleanup()
 
 
-def _failure_text(job: Job) -> str:
+def failure_text(job: Job) -> str:
+    """The last line of a failed job's error (its worker's death said in words), for one-line reports."""
     result = job.latest_result()
     text = (result.exc_string if result is not None and result.exc_string else "") or ""
     last = text.strip().splitlines()[-1] if text.strip() else "no traceback recorded"
@@ -311,6 +315,7 @@ def wait_for_jobs(
     start = time.monotonic()
     results: dict[str, Any] = {}
     last_reported = None
+    running: dict[str, dict] = {}
     orphan_state = {"suspects": set(), "next_check": start + orphan_check_s}
 
     def poll() -> int:
@@ -318,6 +323,7 @@ def wait_for_jobs(
         if not patience.in_grace():
             cleanup_started(connection, queues)
         started = 0
+        running.clear()
         pending: dict[str, Job] = {}
         for job_id, job in zip(job_ids, Job.fetch_many(job_ids, connection=connection, serializer=JSONSerializer)):
             if job_id in results:
@@ -333,13 +339,16 @@ def wait_for_jobs(
             if status == JobStatus.FINISHED:
                 results[job_id] = job.return_value()
             elif status == JobStatus.FAILED:
-                raise JobFailedError(f"job {job_id} failed: {_failure_text(job)}")
+                raise JobFailedError(f"job {job_id} failed: {failure_text(job)}")
             elif status in (JobStatus.STOPPED, JobStatus.CANCELED):  # final: no worker will ever run it
                 raise JobFailedError(f"job {job_id} was {status.value} by hand and will never finish; "
                                      "re-run the flow to enqueue it again")
             else:
                 pending[job_id] = job
                 started += status == JobStatus.STARTED
+                record = job.meta.get(PROGRESS_KEY) if isinstance(job.meta, dict) else None
+                if status == JobStatus.STARTED and isinstance(record, dict):
+                    running[job_id] = record
         if specs is not None and pending and time.monotonic() >= orphan_state["next_check"] and not patience.in_grace():
             orphans = _orphans(connection, pending)
             for job_id in orphans & orphan_state["suspects"]:
@@ -354,9 +363,9 @@ def wait_for_jobs(
     while True:
         started = patience.call(poll, "waiting for jobs")
         elapsed = time.monotonic() - start
-        snapshot = (len(results), started)
+        snapshot = (len(results), started, tuple(sorted((k, r.get("time")) for k, r in running.items())))
         if progress is not None and snapshot != last_reported:
-            progress(WaitProgress(len(results), len(job_ids), started, elapsed, dict(results)))
+            progress(WaitProgress(len(results), len(job_ids), started, elapsed, dict(results), dict(running)))
             last_reported = snapshot
         if len(results) == len(job_ids):
             return results

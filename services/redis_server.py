@@ -311,3 +311,31 @@ start_server); their
     raise RedisUnavailableError(
         "no Redis available; tried:\n  " + "\n  ".join(failures) + f"\nTo fix: {_INSTALL_HINT}"
     )
+
+
+def record_url(path: Path, url: str) -> Path:
+    """Write `url` (password included) to `path`, readable by its owner only (mode 0600 from creation, replacing
+    an older record); returns `path`. `zeroforge run` records its private Redis there for `zeroforge status`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(url + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def recorded_url(path: Path) -> str | None:
+    """The URL that record_url wrote at `path`; None when there is none (no run, or it ended)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if text.startswith(("redis://", "rediss://", "unix://")) else None
+
+
+def forget_url(path: Path, url: str) -> None:
+    """Remove the record at `path` when it still holds `url` (a newer run's record is left alone)."""
+    if recorded_url(path) == url:
+        Path(path).unlink(missing_ok=True)

@@ -19,6 +19,7 @@ import numpy as np
 from services.inference import play_selfplay_shared
 from services.model_cache import cached_evaluator
 from services.payloads import SelfPlayPayload, SelfPlayResult, WorkerContext
+from services.progress import job_reporter
 from shared.games import make_game
 from shared.registry import ModelRegistry
 from shared.search.selfplay import play_selfplay_games
@@ -49,7 +50,8 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     start = time.perf_counter()
     config = dataclasses.replace(cfg.selfplay_config(), overlap=worker.selfplay_overlap())
     if worker.processes == 1:
-        records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, config, rng)
+        records = play_selfplay_games(game, evaluator, cfg.selfplay.games_per_job, config, rng,
+                                      progress=job_reporter("self-play", "games"))
     else:  # N search processes, one network here; child k's seed is the k-th spawn of the job's seed
         streams = np.random.SeedSequence(job.seed).spawn(worker.processes)
         seeds = [int(stream.generate_state(1)[0]) for stream in streams]

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from services.payloads import TrainPayload, TrainResult, WorkerContext
+from services.progress import job_reporter
 from shared.atomic import atomic_output
 from shared.config import TrainSection
 from shared.games import Game, make_game
@@ -83,7 +84,8 @@ def _existing_candidate(registry: ModelRegistry, generation: int, parent: str):
     return None
 
 
-def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str):
+def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str,
+                progress=None):
     model = loaded.model.to(device)
     optimizer = make_optimizer(model, settings)
     step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
@@ -92,6 +94,8 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
         batch = sample_batch(game, window.states, window.pi, window.z, settings.batch_size, rng, settings.augment)
         history.append(train_step(model, optimizer, batch, settings, step, device))
         step += 1
+        if progress is not None:   # progress(steps done, steps, loss=...): see services.progress
+            progress(step, settings.steps, loss=history[-1]["loss"])
         if step % every == 0 or step == settings.steps:
             _save_checkpoint(ckpt, model, optimizer, step, history)
     return model.eval().to("cpu"), history
@@ -131,7 +135,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     settings = train_settings(cfg.train)
     start = time.perf_counter()
     model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
-                                 worker.device)
+                                 worker.device, progress=job_reporter("train", "steps"))
     training = {
         "steps": settings.steps,
         "batch_size": settings.batch_size,

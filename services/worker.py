@@ -60,6 +60,10 @@ DEFAULT_HEARTBEAT_S = 5
 HEARTBEATS_PER_TTL = 4
 
 
+#: The worker hash field where a zeroforge worker records its device (for `zeroforge status`).
+DEVICE_FIELD = "zeroforge_device"
+
+
 def heartbeat_ttl(heartbeat_s: int) -> int:
     """How long a worker's registration and its job's execution entry last without a heartbeat (seconds)."""
     return HEARTBEATS_PER_TTL * heartbeat_s
@@ -193,7 +197,7 @@ class ZeroforgeWorker(SimpleWorker):
 
     def serialize(self) -> dict:
         """rq's worker record, plus the heartbeat TTL that live_workers and the flows' recovery grace read."""
-        return {**super().serialize(), TTL_FIELD: self.execution_ttl}
+        return {**super().serialize(), TTL_FIELD: self.execution_ttl, DEVICE_FIELD: self.context.device}
 
     def perform_job(self, job: Job, queue: Queue, execution: Any) -> bool:
         """Run `job` with this worker's context, heartbeating from a thread until it has ended."""
@@ -292,7 +296,8 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _heartbeat_age_s(last_heartbeat: bytes | None) -> float | None:
+def heartbeat_age_s(last_heartbeat: bytes | None) -> float | None:
+    """Seconds since a worker hash's `last_heartbeat` value (bytes, rq's UTC format); None when absent or bad."""
     if not last_heartbeat:
         return None
     try:
@@ -310,12 +315,17 @@ def live_workers(connection: Redis, queue: str) -> list[str]:
     names = []
     q = Queue(queue, connection=connection, serializer=JSONSerializer)
     for key in sorted(get_keys(queue=q)):
-        last, death, ttl = connection.hmget(key, "last_heartbeat", "death", TTL_FIELD)
-        age = _heartbeat_age_s(last)
-        limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
-        if death is None and age is not None and age <= limit:
+        if worker_is_live(*connection.hmget(key, "last_heartbeat", "death", TTL_FIELD)):
             names.append(key.removeprefix(f"{RQ_KEY_PREFIX}:worker:"))
     return names
+
+
+def worker_is_live(last_heartbeat: bytes | None, death: bytes | None, ttl: bytes | None) -> bool:
+    """Whether a worker hash's fields (last_heartbeat, death, TTL_FIELD; bytes or None) say it lives: no death
+    recorded and a heartbeat younger than its TTL (rq's 420 s for a worker that records none)."""
+    age = heartbeat_age_s(last_heartbeat)
+    limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
+    return death is None and age is not None and age <= limit
 
 
 def clear_ghost(connection: Redis, name: str) -> None:
@@ -325,9 +335,8 @@ def clear_ghost(connection: Redis, name: str) -> None:
     last, death, ttl = connection.hmget(key, "last_heartbeat", "death", TTL_FIELD)
     if last is None and death is None:
         return
-    age = _heartbeat_age_s(last)
-    limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
-    if death is None and age is not None and age <= limit:
+    if worker_is_live(last, death, ttl):
+        age = heartbeat_age_s(last) or 0.0
         raise WorkerConfigError(f"a live worker named {name!r} is registered (heartbeat {age:.0f} s ago); "
                                 "choose another --name")
     with connection.pipeline() as pipe:

@@ -6,12 +6,14 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/logs/                                        logs of the local workers `zeroforge run` starts
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
     <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it, while one runs
+    <root>/redis-url                                    the private Redis of a running `zeroforge run` (mode 0600)
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
     <root>/games/<game>/models/                         the model registry (see RegistryLayout)
     <root>/games/<game>/checkpoints/                    trainer checkpoints, the initial model before registration
     <root>/games/<game>/reports/strength.png            the strength-over-generations plot
     <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
+    <root>/games/<game>/phase.json                      what the pipeline is doing now (`zeroforge status` reads it)
 
 Inside a registry directory (RegistryLayout):
 
@@ -100,6 +102,12 @@ def prefect_home(root: Path) -> Path:
 def ui_server_file(root: Path) -> Path:
     """<root>/prefect/ui-server.json: where `zeroforge ui` records the Prefect server it runs for data root `root`."""
     return prefect_home(root) / "ui-server.json"
+
+
+def redis_url_file(root: Path) -> Path:
+    """<root>/redis-url: the URL (password included, file mode 0600) of the private Redis that a running
+    `zeroforge run` started for data root `root`, so that `zeroforge status` finds it; removed when the run ends."""
+    return Path(root) / "redis-url"
 
 
 def data_id(root: Path, create: bool = True) -> str:
@@ -263,6 +271,11 @@ class DataLayout:
     def stop_file(self) -> Path:
         """Touch this file to stop a running pipeline after its current generation."""
         return self.game_dir / "STOP"
+
+    @property
+    def phase_file(self) -> Path:
+        """<root>/games/<game>/phase.json: the pipeline's generation and phase, written atomically by the flows."""
+        return self.game_dir / "phase.json"
 
     @property
     def registry(self) -> RegistryLayout:

@@ -12,6 +12,7 @@ from rq.serializers import JSONSerializer
 from services.jobqueue import (QUEUE_EVAL, QUEUE_SELFPLAY, JobFailedError, JobsTimeoutError, JobSpec, WaitProgress,
                                enqueue, run_jobs, wait_for_jobs)
 from services.payloads import MatchPayload
+from services.progress import JobReporter, record_text
 from tests.services.conftest import match_payload, run_burst_worker, selfplay_payload
 
 def _match_spec(layout, config, job_id: str, retries: int = 2) -> JobSpec:
@@ -92,9 +93,9 @@ def test_a_canceled_job_fails_the_wait_at_once(fake_redis, layout, config) -> No
         wait_for_jobs(fake_redis, ["zf-test-canceled"], timeout_s=2, poll_s=0.01)
 
 
-def _start_and_abandon(connection, queue_name: str) -> str:
-    """Take the next job as a worker does (STARTED, execution in the StartedJobRegistry), then 'kill' the worker:
-    it never finishes the job and its execution entry expires."""
+def _start_and_abandon(connection, queue_name: str, abandon: bool = True) -> str:
+    """Take the next job as a worker does (STARTED, execution in the StartedJobRegistry), then (with `abandon`)
+    'kill' the worker: it never finishes the job and its execution entry expires."""
     queue = Queue(queue_name, connection=connection, serializer=JSONSerializer)
     worker = SimpleWorker([queue_name], connection=connection, serializer=JSONSerializer)
     job, _ = Queue.dequeue_any([queue], None, connection=connection, serializer=JSONSerializer)
@@ -102,7 +103,7 @@ def _start_and_abandon(connection, queue_name: str) -> str:
     worker.prepare_job_execution(job)
     assert job.get_status() == JobStatus.STARTED
     registry = StartedJobRegistry(queue=queue)
-    for entry in connection.zrange(registry.key, 0, -1):
+    for entry in connection.zrange(registry.key, 0, -1) if abandon else []:
         connection.zadd(registry.key, {entry: 1})  # expired long ago
     return job.id
 
@@ -147,3 +148,17 @@ def test_a_worker_refuses_jobs_of_another_data_directory(fake_redis, layout, con
     run_burst_worker(fake_redis, context)
     with pytest.raises(JobFailedError, match="refused: this worker serves"):
         wait_for_jobs(fake_redis, ["zf-test-elsewhere"], timeout_s=5, poll_s=0.01)
+
+
+def test_the_wait_hands_over_the_progress_that_running_jobs_report(fake_redis, layout, config) -> None:
+    enqueue(fake_redis, _match_spec(layout, config, "zf-test-progress"))
+    job_id = _start_and_abandon(fake_redis, QUEUE_EVAL, abandon=False)
+    job = _fetch(fake_redis, job_id)
+    reporter = JobReporter(job, "match", "games", min_interval_s=0.0, clock=iter([100.0, 110.0]).__next__)
+    reporter(3, 8, score=0.5)                     # what a worker's job function records, 10 s after it started
+    reports: list[WaitProgress] = []
+    with pytest.raises(JobsTimeoutError):
+        wait_for_jobs(fake_redis, [job_id], timeout_s=0.1, poll_s=0.01, queues=(QUEUE_EVAL,), progress=reports.append)
+    record = reports[0].running[job_id]
+    assert reports[0].started == 1 and (record["done"], record["total"], record["unit"]) == (3, 8, "games")
+    assert record_text(record) == "3/8 games, 0.3 games/s, ETA 17 s, score 0.500"

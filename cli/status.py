@@ -1,0 +1,112 @@
+"""`zeroforge status`: what the Redis of a run holds now (workers, queues, jobs) and where the pipeline is.
+
+    zeroforge status --data-dir runs/c4
+    zeroforge status --data-dir runs/c4 --game connect4 --json
+
+The Redis: --redis-url, else REDIS_URL, else the private Redis that a running `zeroforge run` recorded under the
+data directory (shared.layout.redis_url_file, mode 0600). The figures come from services.status.collect_status;
+the pipeline's generation and phase from the phase record the flows write (shared.phase).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+
+def _redis_url(option: str | None, data_dir: Path) -> str:
+    """The Redis to ask (see the module docstring); UsageError in one line when there is none."""
+    from services.redis_server import recorded_url
+    from shared.layout import redis_url_file
+
+    url = option or os.environ.get("REDIS_URL") or recorded_url(redis_url_file(data_dir))
+    if not url:
+        raise click.UsageError(f"no Redis to ask: no running `zeroforge run` recorded one in {redis_url_file(data_dir)} "
+                               "and REDIS_URL is not set; pass --data-dir of a running run, or set REDIS_URL")
+    return url
+
+
+def _pipelines(data_dir: Path, game: str | None) -> dict[str, dict | None]:
+    """{game: its phase record or None} for `game`, or for every game under data_dir."""
+    from shared.layout import DataLayout, LayoutError, games_in_data_root
+    from shared.phase import read_phase
+
+    try:
+        games = [game] if game else games_in_data_root(data_dir)
+        return {name: read_phase(DataLayout(data_dir, name).phase_file) for name in games}
+    except LayoutError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _age(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.0f} s ago"
+
+
+def render(status: dict) -> None:
+    """Print `status` (the JSON object of --json) as rich tables on stdout."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from shared.phase import phase_line
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)   # logs: no folded names
+    console.print(f"redis: {status['redis']}")
+    for game, record in status["pipeline"].items():
+        console.print(f"pipeline {game}: {phase_line(record)}" + (f", recorded {record['time']}" if record else ""))
+    workers = Table(title=f"workers alive: {len(status['workers'])}", title_justify="left")
+    for name in ("name", "host", "device", "queues", "current job", "last heartbeat"):
+        workers.add_column(name)
+    for w in status["workers"]:
+        workers.add_row(w["name"], w["host"] or "-", w["device"] or "-", ",".join(w["queues"]), w["current_job"] or "-",
+                        _age(w["heartbeat_age_s"]))
+    console.print(workers)
+    queues = Table(title="queues", title_justify="left")
+    for name in ("queue", "queued", "running", "failed"):
+        queues.add_column(name, justify="right" if name != "queue" else "left")
+    for name, q in status["queues"].items():
+        queues.add_row(name, str(q["queued"]), str(q["running"]), str(q["failed"]))
+    console.print(queues)
+    for title, rows, columns in (("running jobs", status["running"], ("worker", "progress")),
+                                 ("stuck jobs (worker stopped heartbeating)", status["stuck"], ("worker", "progress")),
+                                 ("failed jobs", status["failed"], ("error",))):
+        if not rows:
+            console.print(f"{title}: none")
+            continue
+        table = Table(title=title, title_justify="left")
+        for name in ("job", "queue", *columns):
+            table.add_column(name, overflow="fold")
+        for row in rows:
+            table.add_row(row["id"], row["queue"], *(row.get(name) or "-" for name in columns))
+        console.print(table)
+
+
+@click.command()
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="The run's data directory (default: ZEROFORGE_DATA_DIR or ./zeroforge-data).")
+@click.option("--game", default=None, help="Show this game's pipeline only [default: every game in the data dir].")
+@click.option("--redis-url", default=None,
+              help="The Redis to ask (default: REDIS_URL, else the private Redis of a running `zeroforge run`).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
+def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_json: bool) -> None:
+    """Show the workers alive, queue depths, running, stuck and failed jobs, and the pipeline's phase."""
+    from services.jobqueue import REDIS_DOWN_ERRORS, connect
+    from services.redis_server import redact_text, redact_url
+    from services.status import collect_status
+    from shared.layout import default_data_root
+
+    data_dir = (data_dir or default_data_root()).resolve()
+    url = _redis_url(redis_url, data_dir)
+    pipeline = _pipelines(data_dir, game)
+    try:
+        figures = collect_status(connect(url))
+    except REDIS_DOWN_ERRORS as exc:
+        raise click.ClickException(f"no Redis reachable at {redact_url(url)} ({redact_text(exc)}); is the run "
+                                   "still going? pass --redis-url or set REDIS_URL") from None
+    result = {"redis": redact_url(url), "data_dir": str(data_dir), "pipeline": pipeline, **figures}
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+    else:
+        render(result)

@@ -1,0 +1,52 @@
+"""What the flows tell the user while they wait: throttled progress lines and the pipeline's phase record.
+
+`Waiter` is the progress callback of services.jobqueue.run_jobs / wait_for_jobs for one phase of one generation:
+at most one log line every ~10 s (services.progress.LogThrottle; a finished job prints at once) with the jobs
+done, and each running job's own progress (games and rate, steps and loss) with an ETA; each line also updates
+the phase record (shared.phase) that `zeroforge status` reads.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from services.jobqueue import WaitProgress
+from services.progress import LogThrottle, progress_text
+from shared.layout import DataLayout
+from shared.phase import write_phase
+
+log = logging.getLogger(__name__)
+
+
+def record_phase(layout: DataLayout, generation: int, phase: str, detail: str = "", state: str = "running") -> None:
+    """Write the phase record of `layout`'s game (shared.phase.write_phase); a failure to write is logged, never
+    raised: the record is for `zeroforge status`, the run goes on without it."""
+    try:
+        write_phase(layout.phase_file, generation, phase, detail, state)
+    except OSError as exc:
+        log.warning("could not record the pipeline phase in %s (%s)", layout.phase_file, exc)
+
+
+class Waiter:
+    """A WaitProgress callback for `phase` of `generation`: logs through `logger` (throttled) and records the
+    phase. extra(p) -> str adds to each line (the gate's current score); on_wait(p) runs at every call."""
+
+    def __init__(self, logger, layout: DataLayout, generation: int, phase: str,
+                 extra: Callable[[WaitProgress], str] | None = None,
+                 on_wait: Callable[[WaitProgress], None] | None = None) -> None:
+        self.logger, self.layout, self.generation, self.phase = logger, layout, generation, phase
+        self.extra, self.on_wait = extra, on_wait
+        self.throttle = LogThrottle()
+        record_phase(layout, generation, phase, "starting")
+
+    def __call__(self, p: WaitProgress) -> None:
+        if self.on_wait is not None:
+            self.on_wait(p)
+        if not self.throttle.due(p.finished):
+            return
+        text = progress_text(p.finished, p.total, p.started, p.elapsed_s, p.running)
+        if self.extra is not None:
+            text += self.extra(p)
+        self.logger.info("gen %d %s: %s", self.generation, self.phase, text)
+        record_phase(self.layout, self.generation, self.phase, f"{p.finished}/{p.total} jobs")
+
