@@ -21,20 +21,32 @@ from cli.play_common import (
 from cli.render import text_table
 
 
-def _progress_printer():
-    """(callback, finish) that show a rich progress bar on stderr when it is a terminal, else (None, no-op)."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+def match_progress():
+    """(update(games done, games in all, A's score so far), finish) for a match played here: a rich progress bar
+    with the score and the time left on stderr when it is a terminal, else a plain line on stderr at most every
+    ~10 s (services.progress.LogThrottle) and at the last game."""
+    import time
 
-    progress = Progress("games", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
-    task = progress.add_task("games", total=None)
+    if not sys.stderr.isatty():
+        from services.progress import LogThrottle
+
+        throttle, start = LogThrottle(), time.monotonic()
+
+        def line(done: int, total: int, score: float) -> None:
+            if throttle.due(done) or done == total:
+                click.echo(f"games {done}/{total}, score of A so far {score:.3f} ({time.monotonic() - start:.0f} s)",
+                           err=True)
+        return line, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress("games", BarColumn(), MofNCompleteColumn(), "score of A {task.fields[score]}",
+                        TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    task = progress.add_task("games", total=None, score="-")
     progress.start()
 
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
+    def update(done: int, total: int, score: float) -> None:
+        progress.update(task, completed=done, total=total, score=f"{score:.3f}")
 
     return update, progress.stop
 
@@ -103,7 +115,7 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
             click.echo(f"note: {note}", err=True)
         search = cfg.match_search_config(sims)
         opening_seed = cfg.gate.opening_seed if opening_seed is None else opening_seed
-        update, finish = _progress_printer()
+        update, finish = match_progress()
         try:
             stats, seconds = evaluate_players(game, player_a, player_b, games=games, search=search,
                                               jobs=cfg.gate.jobs, seed=seed, opening_seed=opening_seed,

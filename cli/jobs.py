@@ -147,6 +147,7 @@ def train(game, config_file, settings, data_dir, generation, parent, seed, devic
 @json_option
 def gate(game, config_file, settings, data_dir, candidate, best_version, device, as_json) -> None:
     """Play the paired gate evaluation here (no Redis), chunk by chunk as the gate's jobs do; changes nothing."""
+    from cli.eval import match_progress
     from services.gatekeeper import match_job, summarize_match
     from services.payloads import MatchPayload
     from shared.players.match import split_openings
@@ -157,12 +158,18 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device,
         layout, context, data_id = _context(cfg, root, device)
         a, b = _version_or_best(candidate, layout), _version_or_best(best_version, layout)
         openings = cfg.gate.games // 2
-        chunks = [
-            match_job(MatchPayload(data_id=data_id, config=cfg.gatekeeper(), player_a=a, player_b=b,
-                                   opening_indices=chunk, num_openings=openings, simulations=cfg.gate.simulations,
-                                   seed=cfg.pipeline.seed + i).model_dump(mode="json"), context)
-            for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs))
-        ]
+        chunks = []
+        update, finish = match_progress()
+        try:
+            for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs)):
+                chunks.append(match_job(MatchPayload(
+                    data_id=data_id, config=cfg.gatekeeper(), player_a=a, player_b=b, opening_indices=chunk,
+                    num_openings=openings, simulations=cfg.gate.simulations,
+                    seed=cfg.pipeline.seed + i).model_dump(mode="json"), context))
+                played = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+                update(played["games"], cfg.gate.games, played["score"])
+        finally:
+            finish()
         report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
     _print(report, [("candidate (A) vs best (B)", f"{a} vs {b}"), ("games", report["games"]),
                     ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),

@@ -110,15 +110,16 @@ def check_run_settings(cfg, local_workers: bool) -> None:
 
 
 def resume_line(layout, count: int | None) -> str:
-    """Where a run starts: "resuming tictactoe at generation 3; 2 more to run" when the registry already has
-    decided generations (flows.pipeline.next_generation), else "starting tictactoe at generation 1"."""
+    """Where a run starts: "resuming tictactoe at generation 3; 2 more to run" when the registry already holds
+    models (the generation is flows.pipeline.next_generation's), else "starting tictactoe at generation 1; ..."."""
     from flows.pipeline import next_generation
     from shared.registry import ModelRegistry
 
-    first = next_generation(ModelRegistry(layout.registry_dir)) if layout.registry_dir.is_dir() else 1
+    registry = ModelRegistry(layout.registry_dir)
+    known = layout.registry_dir.is_dir() and bool(registry.list())
     more = f"{count} more to run" if count else "running until stopped"
-    verb = "resuming" if first > 1 else "starting"
-    return f"{verb} {layout.game_name} at generation {first}; {more}"
+    verb = "resuming" if known else "starting"
+    return f"{verb} {layout.game_name} at generation {next_generation(registry) if known else 1}; {more}"
 
 
 def _interrupted_at(layout) -> str:
@@ -191,7 +192,6 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     check_run_settings(cfg, local)
     check_data_dir(data_dir)
     from flows.prefect_env import configure_prefect
-    from prefect.exceptions import CancelledRun
     from services.jobqueue import ALL_QUEUES, REDIS_URL_ENV, connect
     from services.redis_server import (RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text)
     from cli.local_workers import stop_processes
@@ -207,6 +207,8 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
         configure_prefect(data_dir)
     except (LayoutError, OSError) as exc:
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
+    from prefect.exceptions import CancelledRun   # only now: Prefect reads its settings when first imported
+
     try:
         redis = ensure_redis(url)
     except RedisUnavailableError as exc:

@@ -21,13 +21,13 @@ from shared.players.spec import build_player
 from shared.search.arena import play_match
 from shared.search.mcts import SearchConfig
 from shared.search.openings import opening_set
-from shared.stats import EvalStats, evaluate_pairs
+from shared.stats import EvalStats, evaluate_pairs, pair_means
 
 #: The most games one match may have (the gate's own bound, GateSection.games).
 MAX_MATCH_GAMES = 100_000
 
-#: Progress callback: (games finished, games in total).
-ProgressFn = Callable[[int, int], None]
+#: Progress callback: (games finished, games in total, A's score so far: the mean pair score, from A's side).
+ProgressFn = Callable[[int, int, float], None]
 
 
 class EvaluationError(ValueError):
@@ -91,7 +91,8 @@ def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search
                      progress: ProgressFn | None = None) -> tuple[EvalStats, float]:
     """A paired match of `games` games played here, chunk by chunk exactly as the gate's jobs play it.
 
-    Returns (A's statistics, seconds). `progress(games done, games in all)` is called after each chunk.
+    Returns (A's statistics, seconds). `progress(games done, games in all, A's score so far)` is called after
+    each chunk.
     """
     check_game_count(games)
     num_openings = games // 2
@@ -103,5 +104,5 @@ def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search
                                   registry_dir=registry_dir, device=device)
         scores.append(paired.game_scores)
         if progress is not None:
-            progress(2 * sum(s.shape[0] for s in scores), games)
+            progress(2 * sum(s.shape[0] for s in scores), games, float(pair_means(np.concatenate(scores)).mean()))
     return evaluate_pairs(np.concatenate(scores)), round(time.perf_counter() - start, 3)

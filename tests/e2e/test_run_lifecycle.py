@@ -4,9 +4,11 @@ answering makes it fail in bounded time, in one line."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.layout import DataLayout
+from shared.layout import DataLayout, redis_url_file
+from shared.phase import read_phase
 from shared.registry import ModelRegistry
 from tests.e2e.test_chaos import AofRedis
 from tests.e2e.test_worker_death import _alive, _wait_until
@@ -74,8 +77,36 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
             run.kill()
     _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
     text = "".join(lines)
-    assert f"stopped ({word}); rerun the same command to resume" in text
     assert "Traceback" not in text
+    data = tmp_path / "data"
+    assert not redis_url_file(data).exists()          # the private Redis's record goes with it
+    if sig == signal.SIGTERM:
+        assert "stopped (SIGTERM); rerun the same command to resume" in text
+        return
+    # Ctrl-C: one line naming what was interrupted; the flow runs end Cancelled, not Crashed; a rerun says where
+    stopped = [line for line in text.splitlines() if line.startswith("stopped (Ctrl-C)")]
+    assert len(stopped) == 1 and re.fullmatch(r"stopped \(Ctrl-C\) during gen 1 (self-play|training|gate)( .*)?; "
+                                              r"rerun the same command to resume", stopped[0]), text[-3000:]
+    states = _flow_run_states(data)
+    assert states["tictactoe-pipeline"] == "CANCELLED" and states["tictactoe-gen1"] == "CANCELLED", states
+    assert "CRASHED" not in states.values(), states
+    assert read_phase(DataLayout(data, "tictactoe").phase_file)["state"] == "interrupted"
+    rerun, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(data), *TINY],
+                          _env(), tmp_path)
+    try:
+        _wait_until(lambda: any("generation" in line and "to run" in line for line in lines), 120, "the resume line")
+        assert "resuming tictactoe at generation 1; 3 more to run" in "".join(lines)
+        assert redis_url_file(data).exists()          # the rerun's private Redis, for `zeroforge status`
+    finally:
+        rerun.terminate()
+        rerun.wait(timeout=60)
+
+
+def _flow_run_states(data: Path) -> dict[str, str]:
+    """{flow run name: state type} from the Prefect database of the runs on `data` (the newest run of each name)."""
+    with sqlite3.connect(data / "prefect" / "prefect.db") as db:
+        rows = db.execute("SELECT name, state_type FROM flow_run ORDER BY created").fetchall()
+    return {name: state for name, state in rows}
 
 
 def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_finishes(tmp_path: Path) -> None:
