@@ -71,7 +71,9 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
         children = _children(run.pid)
         assert len(children) >= 3, children          # the private redis-server and two workers
         run.send_signal(sig)
+        signalled = time.monotonic()
         assert run.wait(timeout=60) == code, "".join(lines[-30:])
+        print(f"\n{word} during self-play: the run exited {time.monotonic() - signalled:.1f} s later")
     finally:
         if run.poll() is None:
             run.kill()
@@ -100,6 +102,28 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     finally:
         rerun.terminate()
         rerun.wait(timeout=60)
+
+
+def test_a_run_without_workers_warns_within_30_s_naming_the_queue_and_the_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run, lines = _start(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(data), *TINY,
+                         "--no-local-workers"], _env(), tmp_path)
+    try:
+        _wait_until(lambda: any("self-play: 0/2 jobs done" in line for line in lines), 180, "the self-play jobs", 0.2)
+        waiting = time.monotonic()
+        warning = _wait_until(lambda: [line for line in lines if line.startswith("warning: no worker")], 60,
+                              "the no-worker warning", 0.2)
+        warned_s = time.monotonic() - waiting
+        assert warning[0].strip() == (f"warning: no worker listens on queue selfplay; start one with: zeroforge worker "
+                                      f"--data-dir {data} --queues selfplay (with REDIS_URL set to this run's Redis)")
+        assert warned_s <= 30
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=60) == 130
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert len([line for line in lines if line.startswith("warning: no worker")]) == 1   # not repeated at once
+    print(f"\nno worker: the warning came {warned_s:.1f} s after the self-play jobs were enqueued")
 
 
 def _flow_run_states(data: Path) -> dict[str, str]:

@@ -52,3 +52,22 @@ def test_training_is_continuous_until_a_promotion_or_rollback(registry, initial_
     registry.reject(third, reason="gate lost")
     registry.rollback(initial_version, reason="manual")
     assert training_parent(registry, initial_version, 4) == initial_version  # a rollback restarts from best
+
+
+def test_a_best_model_whose_anchor_match_was_interrupted_gets_it_on_resume(registry, initial_version, layout) -> None:
+    from cli.run import resume_line
+    from flows.promote import missing_anchor
+    from tests.services.conftest import tiny_config
+
+    config = tiny_config(**{"gate.anchor": "random", "gate.anchor_games": 4})
+    assert missing_anchor(config, registry) is None                    # the initial model has no gate
+    candidate = _add_candidate(registry, initial_version, 1)
+    gate = {"promote": True, "score": 0.9}
+    registry.set_gate_result(candidate, gate)
+    registry.promote(candidate, reason="gate won")                      # stopped here, before its anchor match
+    assert missing_anchor(config, registry).version == candidate
+    assert missing_anchor(tiny_config(**{"gate.anchor": "random", "gate.anchor_games": 0}), registry) is None
+    registry.set_gate_result(candidate, {**gate, "anchor": {"opponent": "random", "score": 1.0}})
+    assert missing_anchor(config, registry) is None
+    assert resume_line(layout, 3) == "resuming tictactoe at generation 2; 3 more to run"
+    assert resume_line(layout, None) == "resuming tictactoe at generation 2; running until stopped"
