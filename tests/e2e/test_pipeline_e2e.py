@@ -54,6 +54,7 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     assert "(redis-server)" in out.stdout, out.stdout
     assert "started 2 local worker process(es)" in out.stdout
     assert "=== zeroforge run finished ===" in out.stdout
+    assert f"tensorboard --logdir {data / 'tensorboard'}" in out.stdout
 
     game = make_game("tictactoe")
     layout = DataLayout(data, "tictactoe")
