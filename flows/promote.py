@@ -37,7 +37,9 @@ def anchor_match(config: PipelineConfig, data_dir: str, version: str, generation
 @flow(name="decide", flow_run_name=run_name("gen{generation}-decide"))
 def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str,
                 gate: dict[str, Any]) -> dict[str, Any]:
-    """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it."""
+    """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it.
+
+    Returns {"promoted", "best"} and, for a promotion, "anchor": the anchor match summary (None without one)."""
     logger = get_run_logger()
     game = config.game.name
     layout = DataLayout(Path(data_dir), game)
@@ -56,13 +58,14 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
         logger.info("%s gen %d: rejected %s (%s)", game, generation, candidate, reason)
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
+    anchor = None
     if config.gate.anchor and config.gate.anchor_games > 0:
         anchor = anchor_match(config, data_dir, candidate, generation, logger)
         registry.set_gate_result(candidate, {**gate, "anchor": anchor})
         logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", game, generation, candidate,
                     anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
     publish_strength(layout, registry)
-    return {"promoted": True, "best": candidate}
+    return {"promoted": True, "best": candidate, "anchor": anchor}
 
 
 def publish_strength(layout: DataLayout, registry: ModelRegistry) -> None:

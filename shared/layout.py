@@ -6,11 +6,14 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/logs/                                        logs of the local workers `zeroforge run` starts
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
     <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it, while one runs
+    <root>/tensorboard/<game>/                          TensorBoard event files, one run per game (`tensorboard --logdir <root>/tensorboard`)
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
     <root>/games/<game>/models/                         the model registry (see RegistryLayout)
     <root>/games/<game>/checkpoints/                    trainer checkpoints, the initial model before registration
     <root>/games/<game>/reports/strength.png            the strength-over-generations plot
+    <root>/games/<game>/reports/generations.jsonl       one line of figures per finished generation (the curves' data)
+    <root>/games/<game>/reports/curves.png              the per-generation curves plot
     <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
 
 Inside a registry directory (RegistryLayout):
@@ -100,6 +103,11 @@ def prefect_home(root: Path) -> Path:
 def ui_server_file(root: Path) -> Path:
     """<root>/prefect/ui-server.json: where `zeroforge ui` records the Prefect server it runs for data root `root`."""
     return prefect_home(root) / "ui-server.json"
+
+
+def tensorboard_dir(root: Path) -> Path:
+    """<root>/tensorboard: the TensorBoard log directory of data root `root` (one run folder per game inside)."""
+    return Path(root) / "tensorboard"
 
 
 def data_id(root: Path, create: bool = True) -> str:
@@ -258,6 +266,21 @@ class DataLayout:
     @property
     def strength_plot_path(self) -> Path:
         return self.reports_dir / "strength.png"
+
+    @property
+    def metrics_path(self) -> Path:
+        """<root>/games/<game>/reports/generations.jsonl: one JSON line per finished generation (flows.curves)."""
+        return self.reports_dir / "generations.jsonl"
+
+    @property
+    def curves_plot_path(self) -> Path:
+        """<root>/games/<game>/reports/curves.png: loss, speed, game length, gate and anchor over generations."""
+        return self.reports_dir / "curves.png"
+
+    @property
+    def tensorboard_run_dir(self) -> Path:
+        """<root>/tensorboard/<game>: this game's TensorBoard run (per-step training and per-generation curves)."""
+        return tensorboard_dir(self.root) / self.game_name
 
     @property
     def stop_file(self) -> Path:
