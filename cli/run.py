@@ -48,7 +48,8 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
 
 
 def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
-    from shared.layout import DataLayout
+    from shared.curves import tensorboard_installed
+    from shared.layout import DataLayout, tensorboard_dir
 
     layout = DataLayout(data_dir, game)
     click.echo("\n=== zeroforge run finished ===")
@@ -61,6 +62,8 @@ def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
                    f"{'promoted' if s['decision']['promoted'] else 'rejected'}; best is {s['decision']['best']}")
     click.echo(f"shards:  {layout.shards_dir}")
     click.echo(f"models:  {layout.registry_dir}")
+    click.echo(f"curves:  {layout.metrics_path}, " + (f"tensorboard --logdir {tensorboard_dir(data_dir)}"
+               if tensorboard_installed() else "TensorBoard: pip install 'zeroforge[tensorboard]'"))
     click.echo(f"next:    zeroforge models ls --game {game} --data-dir {data_dir}")
     click.echo(f"         zeroforge play --game {game} --data-dir {data_dir}")
 

@@ -7,12 +7,14 @@ database): the jobs go to the Redis of services.jobqueue.redis_url_from_env().
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
+from flows.curves import generation_metrics, record_generation
 from flows.gate import gate_flow
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
@@ -58,7 +60,12 @@ def initial_model_task(config: PipelineConfig, data_dir: str) -> str:
 
 @task(name="self-play")
 def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_version: str) -> dict[str, int]:
-    """Enqueue this generation's self-play jobs, wait for them with progress; return totals."""
+    """Enqueue this generation's self-play jobs, wait for them with progress; return totals.
+
+    Totals: games, positions, first_player_wins, draws, second_player_wins over all the generation's shards;
+    new_games and new_positions: those of the jobs that played (not reused shards); seconds: the stage's elapsed
+    time, the wall clock of the wait or the longest job's playing time if longer (a job finished before a resume).
+    """
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
     ids = layout.job_ids()
@@ -75,12 +82,17 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                              **ttl_kwargs(config.pipeline)))
     artifact = create_progress_artifact(progress=0.0, description=f"self-play, generation {generation}")
     connection = connect()
+    start = time.monotonic()
     results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,
                        progress=Waiter(logger, layout, generation, "self-play", on_wait=_artifact_updater(artifact)),
                        patience=RedisPatience(connection, config.pipeline.redis_outage_s))
+    wall = time.monotonic() - start
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
     totals = {k: sum(getattr(s, k) for s in summaries)
               for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins")}
+    played = [s for s in summaries if not s.reused]
+    totals.update(new_games=sum(s.games for s in played), new_positions=sum(s.positions for s in played),
+                  seconds=round(max([wall] + [s.seconds for s in played]), 3))
     logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)",
                 generation, totals["games"], totals["positions"], totals["first_player_wins"], totals["draws"],
                 totals["second_player_wins"])
@@ -124,5 +136,7 @@ def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> d
     gate = gate_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version, best=best)
     decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
                            best=best, gate=gate)
+    record_generation(DataLayout(Path(data_dir), game), generation_metrics(
+        generation, selfplay, training.model_dump(mode="json"), gate, decision), logger)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
             "training": training.model_dump(mode="json"), "gate": gate, "decision": decision}

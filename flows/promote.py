@@ -62,18 +62,22 @@ def ensure_anchor(config: PipelineConfig, data_dir: str, logger) -> str | None:
 
 
 def _record_anchor(config: PipelineConfig, data_dir: str, registry: ModelRegistry, version: str, generation: int,
-                   gate: dict[str, Any], logger) -> None:
+                   gate: dict[str, Any], logger) -> dict[str, Any]:
+    """Play `version`'s anchor match, record it with its gate result and log it; returns the anchor summary."""
     anchor = anchor_match(config, data_dir, version, generation, logger)
     registry.set_gate_result(version, {**gate, "anchor": anchor})
     logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", config.game.name, generation,
                 version, anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
+    return anchor
 
 
 @flow(name="decide", flow_run_name=run_name("gen{generation}-decide"))
 @cancel_on_interrupt
 def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidate: str, best: str,
                 gate: dict[str, Any]) -> dict[str, Any]:
-    """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it."""
+    """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it.
+
+    Returns {"promoted", "best"} and, for a promotion, "anchor": the anchor match summary (None without one)."""
     logger = get_run_logger()
     game = config.game.name
     layout = DataLayout(Path(data_dir), game)
@@ -92,10 +96,11 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
         logger.info("%s gen %d: rejected %s (%s)", game, generation, candidate, reason)
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
+    anchor = None
     if config.gate.anchor and config.gate.anchor_games > 0:
-        _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
+        anchor = _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
     publish_strength(layout, registry)
-    return {"promoted": True, "best": candidate}
+    return {"promoted": True, "best": candidate, "anchor": anchor}
 
 
 def publish_strength(layout: DataLayout, registry: ModelRegistry) -> None:

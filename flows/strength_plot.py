@@ -7,11 +7,10 @@ Two curves, both read from the registry's gate results:
 """
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.atomic import atomic_output
+from flows.plotting import generation_axis, new_figure, png_markdown, save_png
 from shared.registry import ModelRegistry
 
 
@@ -44,16 +43,10 @@ def strength_points(registry: ModelRegistry) -> list[StrengthPoint]:
     return points
 
 
-def write_strength_plot(points: list[StrengthPoint], path: Path, title: str) -> Path | None:
-    """Draw both curves to a PNG at `path` (written atomically); None when there is nothing to plot."""
-    if not points:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+def strength_figure(points: list[StrengthPoint], title: str):
+    """The figure of both curves over integer generation ticks (matplotlib Figure)."""
+    fig, axes = new_figure(1, 1, 7, 4)
+    ax = axes[0][0]
     gens = [p.generation for p in points]
     ax.plot(gens, [p.gate_elo_cumulative for p in points], "o-", label="cumulative gate Elo (relative)")
     anchored = [p for p in points if p.anchor_elo is not None]
@@ -63,16 +56,18 @@ def write_strength_plot(points: list[StrengthPoint], path: Path, title: str) -> 
                           [p.anchor_elo_high - p.anchor_elo for p in anchored]],
                     fmt="s-", capsize=3, label=f"Elo vs {anchored[-1].anchor} (95% CI)")
     ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("generation")
+    generation_axis(ax)
     ax.set_ylabel("Elo")
     ax.set_title(title)
     ax.legend(loc="best", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_output(path) as handle:
-        fig.savefig(handle, format="png")
-    plt.close(fig)
-    return path
+    return fig
+
+
+def write_strength_plot(points: list[StrengthPoint], path: Path, title: str) -> Path | None:
+    """Draw both curves to a PNG at `path` (written atomically); None when there is nothing to plot."""
+    if not points:
+        return None
+    return save_png(strength_figure(points, title), path)
 
 
 def strength_markdown(points: list[StrengthPoint], png: Path | None) -> str:
@@ -82,7 +77,4 @@ def strength_markdown(points: list[StrengthPoint], png: Path | None) -> str:
         anchor = (f"{p.anchor} | {p.anchor_score:.3f} | {p.anchor_elo:+.0f} [{p.anchor_elo_low:+.0f}, "
                   f"{p.anchor_elo_high:+.0f}]") if p.anchor_elo is not None else "- | - | -"
         rows.append(f"| {p.generation} | {p.version} | {p.gate_elo_cumulative:+.0f} | {anchor} |")
-    image = ""
-    if png is not None and png.exists():
-        image = f"\n\n![strength](data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()})\n\n`{png}`"
-    return "## Strength over generations\n\n" + "\n".join(rows) + image
+    return "## Strength over generations\n\n" + "\n".join(rows) + png_markdown(png, "strength")

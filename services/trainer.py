@@ -17,6 +17,7 @@ import torch
 
 from services.payloads import TrainPayload, TrainResult, WorkerContext
 from services.progress import job_reporter
+from services.training_curves import StepCurves, steps_before
 from shared.atomic import atomic_output
 from shared.config import TrainSection
 from shared.games import Game, make_game
@@ -85,19 +86,28 @@ def _existing_candidate(registry: ModelRegistry, generation: int, parent: str):
 
 
 def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str,
-                progress=None):
+                on_checkpoint=None, progress=None):
+    """Train to settings.steps from the checkpoint (if any); returns (model on CPU, per-step history).
+
+    on_checkpoint(history, start, stop), when given, is called after each checkpoint with the steps
+    history[start:stop] taken since the previous one (so a resumed job never reports a step twice).
+    progress(steps done, steps, loss=...), when given, is called after each step (services.progress)."""
     model = loaded.model.to(device)
     optimizer = make_optimizer(model, settings)
     step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
+    reported = step
     rng = np.random.default_rng([seed, step])
     while step < settings.steps:
         batch = sample_batch(game, window.states, window.pi, window.z, settings.batch_size, rng, settings.augment)
         history.append(train_step(model, optimizer, batch, settings, step, device))
         step += 1
-        if progress is not None:   # progress(steps done, steps, loss=...): see services.progress
+        if progress is not None:
             progress(step, settings.steps, loss=history[-1]["loss"])
         if step % every == 0 or step == settings.steps:
             _save_checkpoint(ckpt, model, optimizer, step, history)
+            if on_checkpoint is not None:
+                on_checkpoint(history, reported, step)
+                reported = step
     return model.eval().to("cpu"), history
 
 
@@ -134,8 +144,13 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     loaded = load_model(parent.path, device="cpu", expected_game=game)
     settings = train_settings(cfg.train)
     start = time.perf_counter()
-    model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
-                                 worker.device, progress=job_reporter("train", "steps"))
+    curves = StepCurves(layout.tensorboard_run_dir, steps_before(registry, generation))
+    try:
+        model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
+                                     worker.device, on_checkpoint=curves.write,
+                                     progress=job_reporter("train", "steps"))
+    finally:
+        curves.close()
     training = {
         "steps": settings.steps,
         "batch_size": settings.batch_size,

@@ -7,11 +7,14 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
     <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it, while one runs
     <root>/redis-url                                    the private Redis of a running `zeroforge run` (mode 0600)
+    <root>/tensorboard/<game>/                          TensorBoard event files, one run per game (`tensorboard --logdir <root>/tensorboard`)
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
     <root>/games/<game>/models/                         the model registry (see RegistryLayout)
     <root>/games/<game>/checkpoints/                    trainer checkpoints, the initial model before registration
     <root>/games/<game>/reports/strength.png            the strength-over-generations plot
+    <root>/games/<game>/reports/generations.jsonl       one line of figures per finished generation (the curves' data)
+    <root>/games/<game>/reports/curves.png              the per-generation curves plot
     <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
     <root>/games/<game>/phase.json                      what the pipeline is doing now (`zeroforge status` reads it)
 
@@ -108,6 +111,11 @@ def redis_url_file(root: Path) -> Path:
     """<root>/redis-url: the URL (password included, file mode 0600) of the private Redis that a running
     `zeroforge run` started for data root `root`, so that `zeroforge status` finds it; removed when the run ends."""
     return Path(root) / "redis-url"
+
+
+def tensorboard_dir(root: Path) -> Path:
+    """<root>/tensorboard: the TensorBoard log directory of data root `root` (one run folder per game inside)."""
+    return Path(root) / "tensorboard"
 
 
 def data_id(root: Path, create: bool = True) -> str:
@@ -266,6 +274,21 @@ class DataLayout:
     @property
     def strength_plot_path(self) -> Path:
         return self.reports_dir / "strength.png"
+
+    @property
+    def metrics_path(self) -> Path:
+        """<root>/games/<game>/reports/generations.jsonl: one JSON line per finished generation (flows.curves)."""
+        return self.reports_dir / "generations.jsonl"
+
+    @property
+    def curves_plot_path(self) -> Path:
+        """<root>/games/<game>/reports/curves.png: loss, speed, game length, gate and anchor over generations."""
+        return self.reports_dir / "curves.png"
+
+    @property
+    def tensorboard_run_dir(self) -> Path:
+        """<root>/tensorboard/<game>: this game's TensorBoard run (per-step training and per-generation curves)."""
+        return tensorboard_dir(self.root) / self.game_name
 
     @property
     def stop_file(self) -> Path:

@@ -12,6 +12,8 @@ noise almost uniformly:
   alpha = 10 / (0.85 * H * W): 6x6 -> 0.33, 8x8 -> 0.18, 15x15 -> 0.05;
 - Othello (~10 legal moves but from 1 to 20+): 0.3 on 8x8 keeps the noise on a few moves instead of
   flattening the prior in wide middle-game positions; 0.5 on 6x6.
+Othello's anchor is `weights` (the classic square-weights player, shared.search.weights): cheap, and a
+fixed, well-known yardstick for that game.
 """
 from __future__ import annotations
 
@@ -48,13 +50,13 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "search": {"simulations": 200, "dirichlet_alpha": 0.3, "temperature_moves": 10},
         "selfplay": {"games_per_job": 64, "jobs_per_generation": 8},
         "train": {"batch_size": 256, "steps_per_generation": 1000, "replay_window_positions": 500_000},
-        "gate": {"games": 400, "simulations": 100, "jobs": 4},
+        "gate": {"games": 400, "simulations": 100, "jobs": 4, "anchor": "weights"},
     },
     "othello-6x6": {
         "search": {"simulations": 128, "dirichlet_alpha": 0.5, "temperature_moves": 6},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 4},
         "train": {"batch_size": 256, "steps_per_generation": 800, "replay_window_positions": 200_000},
-        "gate": {"games": 400, "simulations": 64, "jobs": 4},
+        "gate": {"games": 400, "simulations": 64, "jobs": 4, "anchor": "weights"},
     },
 }
 

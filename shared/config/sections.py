@@ -173,7 +173,7 @@ class GateSection(Section):
     anchor: OptionalStr = Field(
         default="pure-mcts:1000",
         description='Fixed baseline each new best plays, as a player spec: "pure-mcts:N", "random", '
-        '"minimax" (tic-tac-toe) or "shipped"; "none" = no anchor match.',
+        '"minimax" (tic-tac-toe), "weights" (Othello), "gnugo:L" (Go) or "shipped"; "none" = no anchor match.',
     )
     anchor_games: int = Field(default=40, ge=0, le=100_000, description="Games against the anchor (even; 0 = skip).")
 

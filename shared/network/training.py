@@ -88,7 +88,8 @@ def train_step(
     step: int,
     device: str,
 ) -> dict[str, float]:
-    """One optimiser step on a sampled batch; returns {"loss", "policy_loss", "value_loss", "lr"}."""
+    """One optimiser step on a sampled batch; returns {"loss", "policy_loss", "value_loss", "lr", "grad_norm"}
+    (grad_norm: the total L2 norm of the gradients before clipping to settings.grad_clip)."""
     model.train()
     lr = learning_rate_at(step, settings)
     for group in optimizer.param_groups:
@@ -99,6 +100,7 @@ def train_step(
         total, policy_loss, value_loss = losses(model, planes, pi, z, settings.value_weight)
     optimizer.zero_grad(set_to_none=True)
     total.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
     optimizer.step()
-    return {"loss": total.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "lr": lr}
+    return {"loss": total.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "lr": lr,
+            "grad_norm": grad_norm.item()}

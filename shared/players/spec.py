@@ -2,6 +2,8 @@
 
     random              uniformly random legal moves
     minimax             perfect play (tic-tac-toe only)
+    weights             Othello's classic square-weights evaluation, one ply deep (Othello only;
+                        shared.search.weights)
     pure-mcts:N         pure MCTS with N random-rollout playouts per move (the classic baseline)
     gnugo:LEVEL         GNU Go at level 0..10 over GTP (Go only; shared.players.gnugo)
     best                the registry's current best version; with no registry or no best yet, the model
@@ -27,6 +29,7 @@ from shared.layout import shipped_model_names, shipped_model_path
 from shared.registry import ModelRegistry
 from shared.search import players
 from shared.search.mcts import SearchConfig
+from shared.search.weights import WeightsPlayer
 
 #: Upper bound of pure-mcts:N (a million playouts per move already takes minutes per move).
 MAX_PURE_MCTS_PLAYOUTS = 1_000_000
@@ -36,13 +39,13 @@ class PlayerSpecError(ValueError):
     """A player spec cannot be understood or resolved; the message lists the accepted forms."""
 
 
-SPEC_HELP = ("random, minimax, pure-mcts:N, gnugo:LEVEL (Go), best, shipped, a registry version (e.g. 000012) "
+SPEC_HELP = ("random, minimax, weights (Othello), pure-mcts:N, gnugo:LEVEL (Go), best, shipped, a registry version (e.g. 000012) "
              "or a model file path")
 
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """A parsed player spec: kind is one of random|minimax|pure-mcts|gnugo|version|best|shipped|file."""
+    """A parsed player spec: kind is one of random|minimax|weights|pure-mcts|gnugo|version|best|shipped|file."""
 
     kind: str
     value: str = ""
@@ -55,7 +58,7 @@ class PlayerSpec:
 def parse_player_spec(text: str) -> PlayerSpec:
     """Parse a spec string (see the module docstring) -> PlayerSpec; PlayerSpecError if malformed."""
     text = text.strip()
-    if text in ("random", "minimax", "best", "shipped"):
+    if text in ("random", "minimax", "weights", "best", "shipped"):
         return PlayerSpec(text)
     match = re.fullmatch(r"pure-mcts:([0-9]{1,30})", text)
     if match:
@@ -159,6 +162,8 @@ def build_player(
         return players.RandomPlayer(game, rng)
     if spec.kind == "minimax":
         return players.MinimaxPlayer(game)
+    if spec.kind == "weights":
+        return WeightsPlayer(game, rng)
     if spec.kind == "pure-mcts":
         return players.PureMCTSPlayer(game, int(spec.value), rng)
     if spec.kind == "gnugo":
@@ -175,15 +180,17 @@ def build_player(
 
 
 def check_fixed_player(text: str, game: Game, load_network: bool = True) -> PlayerSpec:
-    """Check that `text` names a fixed player (random, minimax, pure-mcts:N or shipped) that can play `game` here,
-    without playing: minimax only for tic-tac-toe, shipped only where a model for the game ships and loads.
+    """Check that `text` names a fixed player (random, minimax, weights, pure-mcts:N, gnugo:L or shipped) that can
+    play `game` here, without playing: minimax only for tic-tac-toe, weights only for Othello, shipped only where a model for the game ships and loads.
     PlayerSpecError saying what is wrong. Used at start for gate.anchor, so that a bad anchor never waits until
     the first promotion to fail."""
     spec = parse_player_spec(text)
     if spec.kind in ("version", "best", "file"):
-        raise PlayerSpecError(f"{text!r} is not a fixed player; use pure-mcts:N, random, minimax or shipped")
+        raise PlayerSpecError(f"{text!r} is not a fixed player; use pure-mcts:N, random, minimax, weights or shipped")
     if spec.kind == "minimax" and game.name != "tictactoe":
         raise PlayerSpecError(f"minimax plays only tictactoe, not {game.name}; use pure-mcts:N")
+    if spec.kind == "weights" and getattr(game, "family", "") != "othello":
+        raise PlayerSpecError(f"weights plays only Othello, not {game.name}; use pure-mcts:N")
     if spec.kind == "shipped":
         path = resolve_model_path(spec, game, None)
         if load_network:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.curves import read_metrics
 from shared.games import make_game
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
@@ -53,6 +54,7 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     assert "(redis-server)" in out.stdout, out.stdout
     assert "started 2 local worker process(es)" in out.stdout
     assert "=== zeroforge run finished ===" in out.stdout
+    assert f"tensorboard --logdir {data / 'tensorboard'}" in out.stdout
 
     game = make_game("tictactoe")
     layout = DataLayout(data, "tictactoe")
@@ -75,6 +77,12 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     assert len(shards) == 4  # two jobs in each of two generations
     shard = read_shard(shards[0].path, game=game)
     assert shard.num_games == 48 and shard.pi.shape[1] == game.num_actions
+
+    records = read_metrics(layout.metrics_path)          # the curves: one record per generation, both in TensorBoard
+    assert [r.generation for r in records] == [1, 2] and all(r.games == 96 and r.gate_games for r in records)
+    assert [r.promoted for r in records] == [v.status == "promoted" for v in versions[1:]]
+    assert records[-1].anchor_elo is not None or not records[-1].promoted
+    assert layout.curves_plot_path.exists() and sorted(layout.tensorboard_run_dir.glob("events.out.tfevents.*"))
 
     listing = json.loads(_zeroforge(["models", "ls", "--json", "--game", "tictactoe", "--data-dir", str(data)],
                                     tmp_path).stdout)

@@ -1,12 +1,15 @@
-"""shared.network.training: symmetry-consistent batches, a loss that falls on a fixed dataset, the lr schedule."""
+"""shared.network.training: symmetry-consistent batches, a loss that falls on a fixed dataset, the lr schedule, the
+gradient norm before clipping."""
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
 import torch
 
 from shared.network import NetworkSpec, create_model
-from shared.network.training import TrainSettings, learning_rate_at, make_optimizer, sample_batch, train_step
+from shared.network.training import TrainSettings, learning_rate_at, losses, make_optimizer, sample_batch, train_step
 
 
 def _asymmetric_position(game) -> np.ndarray:
@@ -84,10 +87,25 @@ def test_losses_fall_on_a_fixed_dataset(tictactoe) -> None:
         batch = (tictactoe.encode(states), pi, z)  # the whole dataset every step: a deterministic target
         history.append(train_step(model, optimizer, batch, settings, step, "cpu"))
     first, last = history[0], history[-1]
-    assert set(first) == {"loss", "policy_loss", "value_loss", "lr"}
+    assert set(first) == {"loss", "policy_loss", "value_loss", "lr", "grad_norm"}
+    assert all(np.isfinite(h["grad_norm"]) and h["grad_norm"] > 0 for h in history)
     assert last["loss"] < 0.8 * first["loss"], (first, last)
     assert last["value_loss"] < first["value_loss"] and last["policy_loss"] < first["policy_loss"]
     assert all(np.isfinite(h["loss"]) for h in history)
+
+
+def test_the_gradient_norm_is_measured_before_clipping(tictactoe) -> None:
+    states, pi, z = _fixed_dataset(tictactoe, np.random.default_rng(1))
+    model = create_model(tictactoe, NetworkSpec(blocks=1, channels=8), seed=0)
+    settings = TrainSettings(steps=1, batch_size=48, learning_rate=0.01, weight_decay=0.0, augment=False,
+                             grad_clip=1e-3)
+    twin = copy.deepcopy(model).train()
+    planes = torch.from_numpy(tictactoe.encode(states))
+    total, _, _ = losses(twin, planes, torch.from_numpy(pi), torch.from_numpy(z), settings.value_weight)
+    total.backward()
+    expected = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in twin.parameters()])).item()
+    record = train_step(model, make_optimizer(model, settings), (tictactoe.encode(states), pi, z), settings, 0, "cpu")
+    assert record["grad_norm"] == pytest.approx(expected, rel=1e-4) and expected > 100 * settings.grad_clip
 
 
 def test_learning_rate_schedule_runs_from_lr_to_the_final_fraction() -> None:

@@ -22,6 +22,9 @@ def test_paths(tmp_path):
     assert layout.candidate_path(2, "000001").name == "gen-000002-from-000001-candidate.pt"
     assert layout.stop_file == game_dir / "STOP" and layout.strength_plot_path.parent == layout.reports_dir
     assert (layout.logs_dir, layout.prefect_home) == (tmp_path / "logs", tmp_path.resolve() / "prefect")
+    assert layout.tensorboard_run_dir == tmp_path / "tensorboard" / "gomoku-8x8-5"   # one TensorBoard run per game
+    assert (layout.metrics_path, layout.curves_plot_path) == (game_dir / "reports" / "generations.jsonl",
+                                                              game_dir / "reports" / "curves.png")
     registry = layout.registry
     assert registry == RegistryLayout(game_dir / "models")
     assert registry.model_path("000003") == game_dir / "models" / "versions" / "000003" / "model.pt"

@@ -1,0 +1,124 @@
+"""The per-run metrics file: one JSON line of figures per finished generation, appended by the pipeline.
+
+`<data>/games/<game>/reports/generations.jsonl` (DataLayout.metrics_path). The TensorBoard per-generation
+curves and the Prefect "curves" artifact are both drawn from these records. Values are from the first
+player's point of view where a game result is meant (first_player_win_rate), and from the candidate's point
+of view for the gate (score, Elo) and the new best's for the anchor match.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+log = logging.getLogger(__name__)
+
+
+class GenerationMetrics(BaseModel):
+    """The figures of one finished generation (None: not measured, e.g. no anchor match or no new games)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    generation: int = Field(ge=1)
+    time: str = Field(description="UTC time the generation was recorded, ISO 8601")
+    # self-play: totals over the generation's shards; speed from the stage's wall clock and the newly played games
+    games: int = Field(ge=0)
+    positions: int = Field(ge=0)
+    first_player_wins: int = Field(ge=0)
+    draws: int = Field(ge=0)
+    second_player_wins: int = Field(ge=0)
+    selfplay_seconds: float | None = Field(None, description="wall seconds from enqueue to the last self-play job")
+    games_per_s: float | None = None
+    positions_per_s: float | None = None
+    # training (means over the last 50 steps; first_loss over the first 50)
+    loss: float | None = None
+    policy_loss: float | None = None
+    value_loss: float | None = None
+    first_loss: float | None = None
+    train_steps: int | None = None
+    replay_positions: int | None = Field(None, description="positions in the replay window the candidate trained on")
+    # gate: the candidate's score against the best model, 95% interval
+    candidate: str | None = None
+    best_before: str | None = None
+    gate_games: int | None = None
+    gate_score: float | None = None
+    gate_ci_low: float | None = None
+    gate_ci_high: float | None = None
+    gate_elo: float | None = None
+    promoted: bool = False
+    # anchor match of a new best model (only generations that promoted, with gate.anchor set)
+    anchor: str | None = None
+    anchor_score: float | None = None
+    anchor_elo: float | None = None
+    anchor_elo_low: float | None = None
+    anchor_elo_high: float | None = None
+
+    @property
+    def mean_game_length(self) -> float | None:
+        """Recorded positions per game (the number of moves when every move is recorded)."""
+        return self.positions / self.games if self.games else None
+
+    @property
+    def first_player_win_rate(self) -> float | None:
+        """Fraction of the self-play games won by the player who moved first."""
+        return self.first_player_wins / self.games if self.games else None
+
+    @property
+    def draw_rate(self) -> float | None:
+        """Fraction of the self-play games drawn."""
+        return self.draws / self.games if self.games else None
+
+    def scalars(self) -> dict[str, float | None]:
+        """TensorBoard tag -> value of this generation (x = generation); see README "Curves"."""
+        return {
+            "selfplay/games_per_s": self.games_per_s,
+            "selfplay/positions_per_s": self.positions_per_s,
+            "selfplay/mean_game_length": self.mean_game_length,
+            "selfplay/first_player_win_rate": self.first_player_win_rate,
+            "selfplay/draw_rate": self.draw_rate,
+            "selfplay/draws": self.draws,
+            "generation/loss": self.loss,
+            "generation/policy_loss": self.policy_loss,
+            "generation/value_loss": self.value_loss,
+            "generation/replay_window_positions": self.replay_positions,
+            "gate/score": self.gate_score,
+            "gate/ci_low": self.gate_ci_low,
+            "gate/ci_high": self.gate_ci_high,
+            "gate/promoted": int(self.promoted),
+            "anchor/elo": self.anchor_elo,
+            "anchor/elo_low": self.anchor_elo_low,
+            "anchor/elo_high": self.anchor_elo_high,
+        }
+
+
+def append_metrics(path: Path, record: GenerationMetrics) -> None:
+    """Append `record` as one JSON line to `path` (made with its folder if missing), flushed to disk."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = record.model_dump_json() + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_metrics(path: Path) -> list[GenerationMetrics]:
+    """The records of `path` in generation order, the last line of a generation winning (a generation recorded
+    again after a resume); a damaged line is skipped with a warning. [] when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    by_generation: dict[int, GenerationMetrics] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = GenerationMetrics.model_validate(json.loads(line))
+        except (ValueError, ValidationError) as exc:
+            log.warning("skipping damaged line %d of %s (%s)", number, path, str(exc).splitlines()[0])
+            continue
+        by_generation[record.generation] = record
+    return [by_generation[g] for g in sorted(by_generation)]
