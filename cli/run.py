@@ -194,7 +194,7 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
     check_run_settings(cfg, local)
     check_data_dir(data_dir)
-    from flows.prefect_env import configure_prefect
+    from flows.prefect_env import configure_prefect, detach_local_server
     from services.jobqueue import ALL_QUEUES, REDIS_URL_ENV, connect
     from services.redis_server import (RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text)
     from cli.local_workers import stop_processes
@@ -211,6 +211,9 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     except (LayoutError, OSError) as exc:
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
     from prefect.exceptions import CancelledRun   # only now: Prefect reads its settings when first imported
+
+    if not os.environ.get("PREFECT_API_URL"):
+        detach_local_server()   # a terminal's Ctrl-C must leave Prefect's local server up to record Cancelled
 
     try:
         redis = ensure_redis(url)

@@ -108,3 +108,35 @@ def configure_prefect(data_dir: Path, use_recorded_ui: bool = True) -> dict[str,
             os.environ["PREFECT_API_URL"] = api
             applied["PREFECT_API_URL"] = api
     return applied
+
+
+class _DetachedSubprocess:
+    """The `subprocess` module as Prefect's server module sees it after detach_local_server(): the same, except that
+    Popen starts the child in a session of its own."""
+
+    def __getattr__(self, name: str):
+        import subprocess
+
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(*args, **kwargs):  # noqa: N802 (the name Prefect calls)
+        import subprocess
+
+        return subprocess.Popen(*args, **{**kwargs, "start_new_session": True})
+
+
+def detach_local_server() -> bool:
+    """Start Prefect's temporary local-mode server (Prefect 3's SubprocessASGIServer) in a session of its own, so
+    that Ctrl-C in the terminal, which signals the whole foreground process group, does not kill it before the
+    interrupted flow runs are recorded as Cancelled (Prefect still stops it when this process exits). Call after
+    configure_prefect, in local mode only. Returns False, changing nothing, when this Prefect has no such server
+    module (the runs are then recorded only if the server survives the Ctrl-C)."""
+    try:
+        from prefect.server.api import server as prefect_server
+    except ImportError:
+        return False
+    if not hasattr(prefect_server, "SubprocessASGIServer") or not hasattr(prefect_server, "subprocess"):
+        return False
+    prefect_server.subprocess = _DetachedSubprocess()
+    return True

@@ -40,10 +40,11 @@ def _env(**more: str) -> dict[str, str]:
     return env
 
 
-def _start(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen, list[str]]:
-    """Start `zeroforge ARGS`; returns the process and a list that fills with its output lines."""
+def _start(args: list[str], env: dict[str, str], cwd: Path, session: bool = False) -> tuple[subprocess.Popen, list[str]]:
+    """Start `zeroforge ARGS` (with `session`, in a process group of its own, as a terminal's foreground job is);
+    returns the process and a list that fills with its output lines."""
     proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=session)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
     return proc, lines
@@ -65,12 +66,15 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")])
 def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, code, word) -> None:
     run, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(tmp_path / "data"),
-                         *TINY], _env(), tmp_path)
+                         *TINY], _env(), tmp_path, session=True)
     try:
         _wait_until(lambda: any("self-play" in line for line in lines), 120, "the first self-play jobs", 0.2)
         children = _children(run.pid)
         assert len(children) >= 3, children          # the private redis-server and two workers
-        run.send_signal(sig)
+        if sig == signal.SIGINT:   # Ctrl-C in a terminal: the whole foreground process group gets it
+            os.killpg(run.pid, sig)
+        else:
+            run.send_signal(sig)
         signalled = time.monotonic()
         assert run.wait(timeout=60) == code, "".join(lines[-30:])
         print(f"\n{word} during self-play: the run exited {time.monotonic() - signalled:.1f} s later")
