@@ -75,11 +75,23 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                        patience=RedisPatience(connection, config.pipeline.redis_outage_s))
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
     totals = {k: sum(getattr(s, k) for s in summaries)
-              for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins")}
-    logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)",
+              for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins", "resigned_games",
+                        "no_resign_games", "would_resign_games", "false_resignations")}
+    logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)%s",
                 generation, totals["games"], totals["positions"], totals["first_player_wins"], totals["draws"],
-                totals["second_player_wins"])
+                totals["second_player_wins"], resign_summary(totals) if config.selfplay.resign_threshold is not None else "")
     return totals
+
+
+def resign_summary(totals: dict[str, int]) -> str:
+    """'; resigned 40, false resigns 1/12 = 8% (of 13 no-resign games)' from self-play totals (run_selfplay's keys).
+
+    The false-resignation rate is over the no-resign games in which the resign rule fired ("n/a" when none did).
+    """
+    fired, false = totals["would_resign_games"], totals["false_resignations"]
+    rate = f"{100 * false / fired:.0f}%" if fired else "n/a"
+    return (f"; resigned {totals['resigned_games']}, false resigns {false}/{fired} = {rate} "
+            f"(of {totals['no_resign_games']} no-resign games)")
 
 
 @task(name="train")
