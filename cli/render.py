@@ -14,7 +14,7 @@ from shared.shards.reader import Shard
 #: Games listed by the shard summary unless --all is given.
 SUMMARY_GAMES = 50
 #: What `shards show` says instead of a prior: format v1 stores the root visit distribution, not the prior.
-PRIOR_NOT_STORED = ("prior: not stored in this shard (format v1 keeps the root visit shares pi, the root value "
+PRIOR_NOT_STORED = ("prior: not stored in this shard (the shard format keeps the root visit shares pi, the root value "
                     "and the visit count per move, not the network's prior)")
 
 
