@@ -77,9 +77,10 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
     totals = {k: sum(getattr(s, k) for s in summaries)
               for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins", "resigned_games",
                         "no_resign_games", "would_resign_games", "false_resignations")}
+    resigns = resign_summary(totals) if config.selfplay.resign_threshold is not None else ""
     logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)%s",
                 generation, totals["games"], totals["positions"], totals["first_player_wins"], totals["draws"],
-                totals["second_player_wins"], resign_summary(totals) if config.selfplay.resign_threshold is not None else "")
+                totals["second_player_wins"], resigns)
     return totals
 
 

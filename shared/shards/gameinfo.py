@@ -43,7 +43,8 @@ def game_info_from_records(records, lengths: np.ndarray) -> np.ndarray:
         if values is not None:
             values = np.asarray(values)
             if values.shape != info.shape:
-                raise schema.ShardError(f"records.{name} has shape {values.shape}, expected {info.shape} (one per game)")
+                raise schema.ShardError(f"records.{name} has shape {values.shape}, expected {info.shape} "
+                                        "(one value per game)")
             if values.size and not (np.issubdtype(values.dtype, np.integer) or values.dtype == bool):
                 raise schema.ShardError(f"records.{name} must hold integers or booleans, got dtype {values.dtype}")
             info[name] = values
