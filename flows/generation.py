@@ -110,9 +110,10 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
     result = TrainResult.model_validate(
         run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
                  patience=RedisPatience(connection, config.pipeline.redis_outage_s))[job_id])
-    logger.info("gen %d training: candidate %s from %s, %d steps on %d positions, loss %.4f -> %.4f "
+    logger.info("gen %d training: candidate %s from %s, %d steps on %d positions (%s new), loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
-                result.first_loss, result.loss, result.policy_loss, result.value_loss)
+                "?" if result.new_positions is None else result.new_positions, result.first_loss, result.loss,
+                result.policy_loss, result.value_loss)
     return result
 
 

@@ -172,3 +172,19 @@ def test_fast_simulations_default_and_bounds() -> None:
         SelfPlayConfig(search=SearchConfig(), full_search_fraction=0.0)
     with pytest.raises(SearchError, match="resign_threshold must be in"):
         SelfPlayConfig(search=SearchConfig(), resign_threshold=-1.0)
+
+
+def test_both_options_with_overlapped_game_groups() -> None:
+    """The two overlap groups share the per-game resign state; each game's record stays consistent."""
+    game = make_game("gomoku-6x6-4")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=12), temperature_moves=4, overlap=True,
+                            resign_threshold=-0.3, resign_disabled_fraction=0.5, full_search_fraction=0.5)
+    rec = play_selfplay_games(game, HashEvaluator(game, seed=1), 10, config, np.random.default_rng(6))
+    assert rec.resigned.any() and not (rec.resigned & rec.resign_disabled).any()
+    assert (rec.game_lengths == np.bincount(rec.game_id, minlength=10)).all() and (rec.game_lengths <= rec.plies).all()
+    fired = rec.would_resign_ply >= 0
+    assert (rec.would_resign_ply[rec.resigned] == rec.plies[rec.resigned]).all() and fired[rec.resigned].all()
+    to_move = rec.states[:, game.num_cells + F_PLAYER]
+    np.testing.assert_array_equal(rec.z, rec.results[rec.game_id] * to_move)
+    resigner = rec.would_resign_player[rec.resigned]
+    np.testing.assert_array_equal(rec.results[rec.resigned], -resigner)   # the resigner's opponent won
