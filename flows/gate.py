@@ -14,7 +14,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from services.gatekeeper import chunk_game_scores, summarize_match
 from services.jobqueue import (QUEUE_EVAL, JobSpec, RedisPatience, WaitProgress, connect, enqueue, ttl_kwargs,
                                wait_for_jobs)
@@ -113,7 +113,7 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
                        timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
-    key = f"{game}-gen{generation}-gate".lower().replace("_", "-")
+    key = artifact_key(game, data_dir, "gate", generation)
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",
                                                                       "ci_low", "ci_high", "elo", "elo_low",
                                                                       "elo_high", "promote")}],

@@ -16,7 +16,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from flows.curves import generation_metrics, record_generation
 from flows.gate import gate_flow
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from flows.promote import decide_flow
 from services.initial_model import ensure_initial_model
 from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, run_jobs,
@@ -75,7 +75,8 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                              job_id=job_id, timeout_s=config.pipeline.selfplay_timeout_s,
                              description=f"{config.game.name} gen {generation} self-play {i}",
                              **ttl_kwargs(config.pipeline)))
-    artifact = create_progress_artifact(progress=0.0, description=f"self-play, generation {generation}")
+    artifact = create_progress_artifact(progress=0.0, key=artifact_key(config.game.name, data_dir, "selfplay", generation),
+                                        description=f"self-play, generation {generation}")
     connection = connect()
     start = time.monotonic()
     results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,

@@ -14,7 +14,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.gate import match_specs, run_match
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from flows.strength_plot import strength_markdown, strength_points, write_strength_plot
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
@@ -64,14 +64,15 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
         registry.set_gate_result(candidate, {**gate, "anchor": anchor})
         logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", game, generation, candidate,
                     anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
-    publish_strength(layout, registry)
+    publish_strength(layout, registry, generation)
     return {"promoted": True, "best": candidate, "anchor": anchor}
 
 
-def publish_strength(layout: DataLayout, registry: ModelRegistry) -> None:
-    """Redraw the strength-over-generations PNG and attach it to the flow run."""
+def publish_strength(layout: DataLayout, registry: ModelRegistry, generation: int) -> None:
+    """Redraw the strength-over-generations PNG and attach it to the flow run (its key names `generation`)."""
     points = strength_points(registry)
     game = layout.game_name
     png = write_strength_plot(points, layout.strength_plot_path, f"{game} strength")
-    create_markdown_artifact(key=f"{game}-strength".lower().replace("_", "-"), markdown=strength_markdown(points, png),
+    create_markdown_artifact(key=artifact_key(game, layout.root, "strength", generation),
+                             markdown=strength_markdown(points, png),
                              description="Elo over generations")
