@@ -14,7 +14,7 @@ from shared.shards.reader import Shard
 #: Games listed by the shard summary unless --all is given.
 SUMMARY_GAMES = 50
 #: What `shards show` says instead of a prior: format v1 stores the root visit distribution, not the prior.
-PRIOR_NOT_STORED = ("prior: not stored in this shard (format v1 keeps the root visit shares pi, the root value "
+PRIOR_NOT_STORED = ("prior: not stored in this shard (the shard format keeps the root visit shares pi, the root value "
                     "and the visit count per move, not the network's prior)")
 
 
@@ -49,8 +49,14 @@ def shard_summary(shard: Shard, all_games: bool = False) -> str:
         f"{int((winners == 0).sum())} draws; mean length {float(shard.games['length'].mean()):.1f}"
     )
     shown = shard.games if all_games else shard.games[:SUMMARY_GAMES]
-    lines.append(text_table(["index", "moves", "result"],
-                            [(i, int(g["length"]), result_text(g["winner"])) for i, g in enumerate(shown)]))
+    info = shard.game_info
+    capped = bool((shard.games["length"] < info["plies"]).any())
+    headers = ["index", "moves", "result"] + (["plies"] if capped else [])
+    rows = [[i, int(g["length"]), _result_with_end(g["winner"], info[i])] + ([int(info["plies"][i])] if capped else [])
+            for i, g in enumerate(shown)]
+    if capped:
+        lines.append("playout caps: moves = the recorded (full-search) positions, plies = the moves played")
+    lines.append(text_table(headers, rows))
     if shard.num_games > len(shown):
         lines.append(f"... {shard.num_games - len(shown)} more games: --all lists them; --index K shows game K")
     return "\n".join(lines)
@@ -62,16 +68,28 @@ def summary_json(shard: Shard) -> dict[str, Any]:
     return {"path": str(shard.path), "attrs": shard.attrs,
             "results": {"first_player_wins": int((winners == 1).sum()), "second_player_wins": int((winners == -1).sum()),
                         "draws": int((winners == 0).sum())},
-            "games": [{"index": i, "moves": int(g["length"]), "winner": int(g["winner"]), "result": result_text(g["winner"])}
+            "games": [{"index": i, "moves": int(g["length"]), "plies": int(shard.game_info["plies"][i]),
+                       "resigned": bool(shard.game_info["resigned"][i]), "winner": int(g["winner"]),
+                       "result": _result_with_end(g["winner"], shard.game_info[i])}
                       for i, g in enumerate(shard.games)]}
+
+
+def _result_with_end(winner: int, info) -> str:
+    """result_text, plus ' (O resigned)' / ' (X resigned)' for a game that ended by a resignation."""
+    if not info["resigned"]:
+        return result_text(winner)
+    return f"{result_text(winner)} ({'O' if int(winner) == 1 else 'X'} resigned)"
 
 
 def replay_mismatch(game, shard: Shard, game_index: int) -> int | None:
     """Replay game `game_index` from the start with game.step; the first 0-based move whose stored state
-    differs from the replayed one, or None when the whole game replays exactly."""
-    states = shard.states[shard.game_rows(game_index)]
+    differs from the replayed one, or None when the whole game replays exactly. A game recorded with playout
+    caps (fewer rows than plies, see `recorded_part`) is checked only up to its first skipped ply."""
+    rows = shard.game_rows(game_index)
+    numbers = shard.moves["move_number"][rows]
+    states = shard.states[rows][: int(np.sum(numbers == np.arange(numbers.shape[0])))]
     current = game.initial_states(1)
-    for ply, action in enumerate(shard.game_actions(game_index)):
+    for ply, action in enumerate(shard.game_actions(game_index)[: states.shape[0]]):
         if not np.array_equal(current[0], states[ply]):
             return ply
         current = game.step(current, np.array([action]))
@@ -106,6 +124,15 @@ def game_json(game, shard: Shard, game_index: int) -> dict[str, Any]:
             "prior": None, "prior_note": PRIOR_NOT_STORED, "per_move": game_moves(game, shard, game_index)}
 
 
+def recorded_part(shard: Shard, game_index: int) -> str:
+    """'' when every ply of the game has its row; else '; playout caps: 7 of 20 plies recorded (...)'."""
+    length, plies = int(shard.games["length"][game_index]), int(shard.game_info["plies"][game_index])
+    if length == plies:
+        return ""
+    return (f"; playout caps: {length} of {plies} plies recorded (the replay check stops at the first skipped "
+            "ply; rows are numbered by recorded position)")
+
+
 def game_listing(game, shard: Shard, game_index: int) -> str:
     """Game `game_index` move by move: number (1-based), side, move in the game's notation, the search value
     and z (both for the side to move), root visits, the played move's visit share and the most visited
@@ -117,6 +144,7 @@ def game_listing(game, shard: Shard, game_index: int) -> str:
     winner = int(shard.games["winner"][game_index])
     mismatch = replay_mismatch(game, shard, game_index)
     check = "replays exactly" if mismatch is None else f"REPLAY MISMATCH at move {mismatch + 1} (stored state differs)"
+    check += recorded_part(shard, game_index)
     return "\n".join([
         f"game {game_index} of {shard.path.name}: {len(table_rows)} moves, {result_text(winner)} ({check})",
         "moves: " + game.moves_to_str(shard.game_actions(game_index)),

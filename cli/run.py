@@ -137,7 +137,8 @@ class _Terminated(SystemExit):
     """SIGTERM, turned into an exception so that everything this command started is stopped on the way out."""
 
 
-def _raise_on_sigterm(signum, frame) -> None:
+def raise_on_sigterm(signum, frame) -> None:
+    """A SIGTERM handler that raises SystemExit(143) (a _Terminated), so `finally` blocks stop what was started."""
     raise _Terminated(128 + signal.SIGTERM)
 
 
@@ -178,25 +179,18 @@ def _stop_message(exc: BaseException, data_dir: Path) -> str:
     return f"the run stopped: {type(exc).__name__}: {text}{where}; rerun the same command to resume"
 
 
-@click.command()
-@config_options
-@click.option("--generations", type=click.IntRange(0, 1_000_000), default=None, help=_generations_help())
-@click.option("--redis-url", default=None,
-              help="Use this Redis (default: REDIS_URL, else start a private one). Prefer REDIS_URL for a URL with a "
-                   "password: a command line is visible to every user of the machine.")
-@click.option("--workers", type=click.IntRange(0, 256), default=None,
-              help="Start this many local workers even if others listen.")
-@click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")
-def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None, generations: int | None,
-        redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
-    """Train GAME from scratch (or resume it): self-play, training and gating, generation after generation."""
-    cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
-    local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
-    check_run_settings(cfg, local)
-    check_data_dir(data_dir)
+def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, workers: int | None,
+                 no_local_workers: bool) -> list[dict]:
+    """Run `count` generations (None: until stopped) of the pipeline flow with config `cfg` on `data_dir`: start
+    Redis (`redis_url`, else a private one) and local workers as needed, and stop them afterwards, however it ends.
+
+    Returns the pipeline's per-generation summaries. A setting that cannot work is a click.UsageError, an error
+    that stopped the pipeline a click.ClickException, each in one line. Used by `zeroforge run` and by the
+    pipeline deployment that `zeroforge ui` serves.
+    """
     from flows.prefect_env import configure_prefect, detach_local_server
     from services.jobqueue import ALL_QUEUES, REDIS_URL_ENV, connect
-    from services.redis_server import (RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text)
+    from services.redis_server import RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text
     from cli.local_workers import stop_processes
     from cli.queue_watch import QueueWatch
     from shared.layout import DataLayout, LayoutError, redis_url_file
@@ -214,14 +208,12 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
 
     if not os.environ.get("PREFECT_API_URL"):
         detach_local_server()   # a terminal's Ctrl-C must leave Prefect's local server up to record Cancelled
-
     try:
         redis = ensure_redis(url)
     except RedisUnavailableError as exc:
         raise click.ClickException(redact_text(exc)) from None
-    previous_handler = signal.signal(signal.SIGTERM, _raise_on_sigterm)
     os.environ[REDIS_URL_ENV] = redis.url
-    procs, watchdog = [], None
+    procs, watchdog, watch = [], None, None
     url_record = redis_url_file(data_dir)
     try:
         if redis.kind != "external":   # `zeroforge status` finds a private Redis here (mode 0600)
@@ -236,34 +228,61 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
         from flows.pipeline import pipeline_flow
 
         _quiet_console_tracebacks()
-        count = cfg.pipeline.generations if generations is None else (generations or None)
         click.echo(resume_line(layout, count))
         click.echo(f"running {count if count else 'unlimited'} generation(s) of {cfg.game.name}; "
                    f"touch {layout.stop_file} to stop after the current one")
-        watch = QueueWatch(connect(redis.url), data_dir, ALL_QUEUES, lambda line: click.echo(f"warning: {line}",
-                                                                                             err=True)).start()
+        watch = QueueWatch(connect(redis.url), data_dir, ALL_QUEUES,
+                           lambda line: click.echo(f"warning: {line}", err=True)).start()
         try:
-            summaries = pipeline_flow(config=cfg, data_dir=str(data_dir), generations=count)
-        except (KeyboardInterrupt, SystemExit, CancelledRun):
+            return pipeline_flow(config=cfg, data_dir=str(data_dir), generations=count)
+        except CancelledRun:   # Ctrl-C, caught by the flows so that their runs end Cancelled (flows.interrupt)
+            raise KeyboardInterrupt from None
+        except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:   # one line, never a traceback: the state in Redis and on disk is resumable
             raise click.ClickException(_stop_message(exc, data_dir)) from None
-        finally:
-            watch.stop()
-        _print_summary(summaries, data_dir, cfg.game.name)
-    except (KeyboardInterrupt, CancelledRun):
-        click.echo(f"\nstopped (Ctrl-C){_interrupted_at(layout)}; rerun the same command to resume", err=True)
-        raise SystemExit(130) from None
-    except _Terminated:
-        click.echo("stopped (SIGTERM); rerun the same command to resume", err=True)
-        raise
     finally:
+        if watch is not None:
+            watch.stop()
         os.environ.pop(REDIS_URL_ENV, None)
         forget_url(url_record, redis.url)
-        signal.signal(signal.SIGTERM, previous_handler)
         if watchdog is not None:
             watchdog.request_stop()
         stop_processes(procs)
         if watchdog is not None:
             watchdog.stop()
         redis.stop()
+
+
+@click.command()
+@config_options
+@click.option("--generations", type=click.IntRange(0, 1_000_000), default=None, help=_generations_help())
+@click.option("--redis-url", default=None,
+              help="Use this Redis (default: REDIS_URL, else start a private one). Prefer REDIS_URL for a URL with a "
+                   "password: a command line is visible to every user of the machine.")
+@click.option("--workers", type=click.IntRange(0, 256), default=None,
+              help="Start this many local workers even if others listen.")
+@click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")
+def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None, generations: int | None,
+        redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
+    """Train GAME from scratch (or resume it): self-play, training and gating, generation after generation."""
+    cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
+    local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
+    check_run_settings(cfg, local)
+    check_data_dir(data_dir)
+    count = cfg.pipeline.generations if generations is None else (generations or None)
+    previous_handler = signal.signal(signal.SIGTERM, raise_on_sigterm)
+    try:
+        summaries = run_pipeline(cfg, data_dir, count, redis_url, workers, no_local_workers)
+        _print_summary(summaries, data_dir, cfg.game.name)
+    except KeyboardInterrupt:
+        from shared.layout import DataLayout
+
+        where = _interrupted_at(DataLayout(data_dir, cfg.game.name))
+        click.echo(f"\nstopped (Ctrl-C){where}; rerun the same command to resume", err=True)
+        raise SystemExit(130) from None
+    except _Terminated:
+        click.echo("stopped (SIGTERM); rerun the same command to resume", err=True)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)

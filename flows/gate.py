@@ -15,7 +15,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from flows.interrupt import cancel_on_interrupt
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from flows.progress import Waiter
 from services.gatekeeper import chunk_game_scores, summarize_match
 from services.jobqueue import (QUEUE_EVAL, JobSpec, RedisPatience, WaitProgress, connect, enqueue, ttl_kwargs,
@@ -122,7 +122,7 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
                        timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
                        layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate")
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
-    key = f"{game}-gen{generation}-gate".lower().replace("_", "-")
+    key = artifact_key(game, data_dir, "gate", generation)
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",
                                                                       "ci_low", "ci_high", "elo", "elo_low",
                                                                       "elo_high", "promote")}],

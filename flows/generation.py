@@ -17,7 +17,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from flows.curves import generation_metrics, record_generation
 from flows.gate import gate_flow
 from flows.interrupt import cancel_on_interrupt
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from flows.progress import Waiter
 from flows.promote import decide_flow
 from services.initial_model import ensure_initial_model
@@ -80,7 +80,8 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                              job_id=job_id, timeout_s=config.pipeline.selfplay_timeout_s,
                              description=f"{config.game.name} gen {generation} self-play {i}",
                              **ttl_kwargs(config.pipeline)))
-    artifact = create_progress_artifact(progress=0.0, description=f"self-play, generation {generation}")
+    artifact = create_progress_artifact(progress=0.0, key=artifact_key(config.game.name, data_dir, "selfplay", generation),
+                                        description=f"self-play, generation {generation}")
     connection = connect()
     start = time.monotonic()
     results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,
@@ -89,14 +90,27 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
     wall = time.monotonic() - start
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
     totals = {k: sum(getattr(s, k) for s in summaries)
-              for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins")}
+              for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins", "resigned_games",
+                        "no_resign_games", "would_resign_games", "false_resignations")}
     played = [s for s in summaries if not s.reused]
     totals.update(new_games=sum(s.games for s in played), new_positions=sum(s.positions for s in played),
                   seconds=round(max([wall] + [s.seconds for s in played]), 3))
-    logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)",
+    resigns = resign_summary(totals) if config.selfplay.resign_threshold is not None else ""
+    logger.info("gen %d self-play: %d games, %d positions (first-player wins %d, draws %d, second-player wins %d)%s",
                 generation, totals["games"], totals["positions"], totals["first_player_wins"], totals["draws"],
-                totals["second_player_wins"])
+                totals["second_player_wins"], resigns)
     return totals
+
+
+def resign_summary(totals: dict[str, int]) -> str:
+    """'; resigned 40, false resigns 1/12 = 8% (of 13 no-resign games)' from self-play totals (run_selfplay's keys).
+
+    The false-resignation rate is over the no-resign games in which the resign rule fired ("n/a" when none did).
+    """
+    fired, false = totals["would_resign_games"], totals["false_resignations"]
+    rate = f"{100 * false / fired:.0f}%" if fired else "n/a"
+    return (f"; resigned {totals['resigned_games']}, false resigns {false}/{fired} = {rate} "
+            f"(of {totals['no_resign_games']} no-resign games)")
 
 
 @task(name="train")
@@ -116,9 +130,10 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
         run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
                  progress=Waiter(logger, layout, generation, "training"),
                  patience=RedisPatience(connection, config.pipeline.redis_outage_s))[job_id])
-    logger.info("gen %d training: candidate %s from %s, %d steps on %d positions, loss %.4f -> %.4f "
+    logger.info("gen %d training: candidate %s from %s, %d steps on %d positions (%s new), loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
-                result.first_loss, result.loss, result.policy_loss, result.value_loss)
+                "?" if result.new_positions is None else result.new_positions, result.first_loss, result.loss,
+                result.policy_loss, result.value_loss)
     return result
 
 

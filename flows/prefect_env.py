@@ -1,6 +1,9 @@
 """Prefect settings for zeroforge: a project-local PREFECT_HOME, no telemetry, bounded API timeouts, and which
 Prefect server (if any) a run reports to.
 
+Each data directory is its own Prefect world: PREFECT_HOME is always <data>/prefect (its database, settings and
+profiles), so runs of two data directories never mix, and `zeroforge ui --data-dir D` shows D's runs only.
+
 Call `configure_prefect(data_dir)` before importing prefect (the CLI does). A run reports to a Prefect server
 only when the user named one (PREFECT_API_URL) or when `zeroforge ui` serves this data directory (it records
 its address in <data>/prefect/ui-server.json while it runs); otherwise flows run in Prefect's local mode, with a
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -26,6 +31,8 @@ UI_PORT = 4200
 #: Prefect client settings that keep a lost server from hanging a run (user-exported values win).
 API_REQUEST_TIMEOUT_S = "20"
 CLIENT_MAX_RETRIES = "2"
+#: Set by `zeroforge ui` for the deployments it serves: the data directory whose server runs them report to.
+UI_DATA_DIR_ENV = "ZEROFORGE_UI_DATA_DIR"
 
 
 def ui_url(host: str = UI_HOST, port: int = UI_PORT) -> str:
@@ -42,20 +49,61 @@ def server_is_up(api_url: str, timeout_s: float = 1.0) -> bool:
         return False
 
 
-def record_ui_server(data_dir: Path, api_url: str, pid: int) -> Path:
-    """Record that the Prefect server at `api_url` (process `pid`) serves `data_dir` (written by `zeroforge ui`)."""
+def port_is_free(port: int, host: str = UI_HOST) -> bool:
+    """True when a server could listen on `host`:`port` now (nothing else is bound to it)."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _write_record(data_dir: Path, record: dict) -> Path:
     path = ui_server_file(data_dir)
     with atomic_output(path) as handle:
-        handle.write(json.dumps({"api_url": api_url, "pid": pid}).encode("utf-8"))
+        handle.write(json.dumps(record).encode("utf-8"))
     return path
 
 
+def record_ui_server(data_dir: Path, api_url: str, pid: int) -> Path:
+    """Record that the Prefect server at `api_url` (process `pid`) serves `data_dir` (written by `zeroforge ui`)."""
+    return _write_record(data_dir, {"api_url": api_url, "pid": pid, "port": urllib.parse.urlsplit(api_url).port})
+
+
 def forget_ui_server(data_dir: Path, pid: int) -> None:
-    """Remove the record of `record_ui_server` if it still names process `pid`."""
-    path = ui_server_file(data_dir)
-    recorded = _read_record(path)
+    """Mark the server of `record_ui_server` gone if the record still names process `pid`; its port stays
+    recorded, so the next `zeroforge ui` on `data_dir` gets the same address when the port is free."""
+    recorded = _read_record(ui_server_file(data_dir))
     if recorded is not None and recorded.get("pid") == pid:
-        path.unlink(missing_ok=True)
+        _write_record(data_dir, {"port": recorded.get("port")})
+
+
+def recorded_ui_port(data_dir: Path) -> int | None:
+    """The port the last `zeroforge ui` on `data_dir` used (running or not), None when none is recorded."""
+    recorded = _read_record(ui_server_file(data_dir)) or {}
+    port = recorded.get("port")
+    return port if isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535 else None
+
+
+def choose_ui_port(data_dir: Path, host: str = UI_HOST) -> int:
+    """The port for `zeroforge ui` on `data_dir` when none is given: the one recorded for it if free, else
+    UI_PORT (4200) if free, else any free port the system hands out."""
+    for port in (recorded_ui_port(data_dir), UI_PORT):
+        if port is not None and port_is_free(port, host):
+            return port
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def check_served_data_dir(data_dir: str | Path) -> None:
+    """In a run started from a `zeroforge ui` deployment, check that `data_dir` is the directory that UI serves
+    (its runs report to that directory's server); ValueError in one line otherwise. No-op elsewhere."""
+    served = os.environ.get(UI_DATA_DIR_ENV)
+    if served and Path(data_dir).resolve() != Path(served).resolve():
+        raise ValueError(f"data_dir {data_dir} is not the data directory this UI serves ({served}); start "
+                         f"`zeroforge ui --data-dir {data_dir}` and run it from there")
 
 
 def _read_record(path: Path) -> dict | None:
@@ -83,12 +131,15 @@ def recorded_ui_server(data_dir: Path) -> str | None:
 def configure_prefect(data_dir: Path, use_recorded_ui: bool = True) -> dict[str, str]:
     """Set the Prefect environment variables for this process and its children; return what was set.
 
-    Respects values the user already exported (PREFECT_HOME, PREFECT_API_URL, timeouts). Without PREFECT_API_URL
-    and with `use_recorded_ui`, points PREFECT_API_URL at the `zeroforge ui` server recorded for this data
-    directory, if one runs; otherwise Prefect runs in local mode.
+    PREFECT_HOME is always this data directory's (a PREFECT_HOME exported for another purpose would mix data
+    directories in one database). Respects the other values the user exported (PREFECT_API_URL, timeouts).
+    Without PREFECT_API_URL and with `use_recorded_ui`, points PREFECT_API_URL at the `zeroforge ui` server
+    recorded for this data directory, if one runs; otherwise Prefect runs in local mode.
     """
+    home = str(prefect_home(data_dir))
+    applied = {} if os.environ.get("PREFECT_HOME") == home else {"PREFECT_HOME": home}
+    os.environ["PREFECT_HOME"] = home
     settings = {
-        "PREFECT_HOME": str(prefect_home(data_dir)),
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
@@ -96,7 +147,6 @@ def configure_prefect(data_dir: Path, use_recorded_ui: bool = True) -> dict[str,
         "PREFECT_API_REQUEST_TIMEOUT": API_REQUEST_TIMEOUT_S,
         "PREFECT_CLIENT_MAX_RETRIES": CLIENT_MAX_RETRIES,
     }
-    applied = {}
     for key, value in settings.items():
         if key not in os.environ:
             os.environ[key] = value

@@ -15,7 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows.gate import match_specs, run_match
 from flows.interrupt import cancel_on_interrupt
-from flows.naming import run_name
+from flows.naming import artifact_key, run_name
 from flows.strength_plot import strength_markdown, strength_points, write_strength_plot
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
@@ -57,7 +57,7 @@ def ensure_anchor(config: PipelineConfig, data_dir: str, logger) -> str | None:
     logger.info("%s: best %s has no anchor match recorded (interrupted); playing it now", config.game.name,
                 best.version)
     _record_anchor(config, data_dir, registry, best.version, best.generation, best.gate, logger)
-    publish_strength(layout, registry)
+    publish_strength(layout, registry, best.generation)
     return best.version
 
 
@@ -99,14 +99,15 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
     anchor = None
     if config.gate.anchor and config.gate.anchor_games > 0:
         anchor = _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
-    publish_strength(layout, registry)
+    publish_strength(layout, registry, generation)
     return {"promoted": True, "best": candidate, "anchor": anchor}
 
 
-def publish_strength(layout: DataLayout, registry: ModelRegistry) -> None:
-    """Redraw the strength-over-generations PNG and attach it to the flow run."""
+def publish_strength(layout: DataLayout, registry: ModelRegistry, generation: int) -> None:
+    """Redraw the strength-over-generations PNG and attach it to the flow run (its key names `generation`)."""
     points = strength_points(registry)
     game = layout.game_name
     png = write_strength_plot(points, layout.strength_plot_path, f"{game} strength")
-    create_markdown_artifact(key=f"{game}-strength".lower().replace("_", "-"), markdown=strength_markdown(points, png),
+    create_markdown_artifact(key=artifact_key(game, layout.root, "strength", generation),
+                             markdown=strength_markdown(points, png),
                              description="Elo over generations")

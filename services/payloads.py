@@ -85,6 +85,11 @@ class SelfPlayResult(_Frozen):
     seconds: float
     positions_per_s: float | None
     reused: bool
+    # resignation ([selfplay] resign_threshold), shared.shards.gameinfo.ResignCounts
+    resigned_games: int = 0        # games ended by a resignation
+    no_resign_games: int = 0       # games not allowed to resign
+    would_resign_games: int = 0    # of those, games in which the resign rule fired
+    false_resignations: int = 0    # of those, games the would-be resigner won or drew
 
 
 class TrainPayload(_Frozen):
@@ -113,6 +118,7 @@ class TrainResult(_Frozen):
     first_loss: float
     seconds: float
     device: str
+    new_positions: int | None = None   # positions of this generation's shards (None: a candidate from before)
 
 
 class MatchPayload(_Frozen):

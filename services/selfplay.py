@@ -24,6 +24,7 @@ from shared.games import make_game
 from shared.registry import ModelRegistry
 from shared.search.selfplay import play_selfplay_games
 from shared.shards import ShardError, quarantine_shard, read_shard, write_shard
+from shared.shards.gameinfo import ResignCounts, game_info_from_records, resign_counts
 
 
 def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
@@ -31,7 +32,7 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
 
     payload: a SelfPlayPayload as a JSON dict. Returns a SelfPlayResult as a JSON dict (shard path relative to
     the data directory, games, positions, results: first-player wins, draws, second-player wins, seconds,
-    positions per second).
+    positions per second, resignation counts: resigned, no-resign, would-resign and falsely resigning games).
     """
     job = SelfPlayPayload.model_validate(payload)
     cfg = job.config
@@ -41,7 +42,9 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     if existing.exists():
         try:
             shard = read_shard(existing, game=game)
-            return _summary(worker, existing, shard.z.shape[0], np.asarray(shard.game_results), 0.0, reused=True)
+            counts = resign_counts(shard.game_info, shard.game_results)
+            return _summary(worker, existing, shard.z.shape[0], np.asarray(shard.game_results), counts, 0.0,
+                            reused=True)
         except ShardError as exc:  # a damaged file must not fail every retry: move it aside and play again
             quarantine_shard(existing, layout.quarantine_dir, str(exc), f"{existing.parent.name}/{existing.name}")
     version = ModelRegistry(layout.registry_dir).verify(job.model_version)
@@ -67,11 +70,12 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
         "job_id": job.job_id,
     }
     path = write_shard(existing.parent, job.job_id, game, records, attrs)
-    return _summary(worker, path, int(records.z.shape[0]), records.results, seconds, reused=False)
+    counts = resign_counts(game_info_from_records(records, records.game_lengths), records.results)
+    return _summary(worker, path, int(records.z.shape[0]), records.results, counts, seconds, reused=False)
 
 
-def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndarray, seconds: float,
-             reused: bool) -> dict:
+def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndarray, counts: ResignCounts,
+             seconds: float, reused: bool) -> dict:
     results = np.asarray(results)
     return SelfPlayResult(
         shard=str(Path(path).relative_to(worker.data_dir)),
@@ -83,4 +87,5 @@ def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndar
         seconds=round(seconds, 3),
         positions_per_s=round(positions / seconds, 2) if seconds > 0 else None,
         reused=reused,
+        **counts.as_dict(),
     ).model_dump(mode="json")

@@ -4,6 +4,9 @@
 - if a candidate for (generation, parent) is already registered, it returns that candidate;
 - it checkpoints model + optimiser + step every `train.checkpoint_every` steps (atomically), and a
   restarted job for the same generation resumes from the checkpoint instead of starting over.
+With `train.samples_per_position` the step count follows the generation's new positions (counted from the
+attributes of that generation's shards, which do not change once self-play is done, so a resumed job computes
+the same count); with `train.value_target_mix` the value targets blend z with the stored root values.
 """
 from __future__ import annotations
 
@@ -22,9 +25,10 @@ from shared.atomic import atomic_output
 from shared.config import TrainSection
 from shared.games import Game, make_game
 from shared.network.modelfile import load_model, save_model
-from shared.network.training import TrainSettings, make_optimizer, sample_batch, train_step
+from shared.network.training import (TrainSettings, make_optimizer, sample_batch, steps_for_new_positions, train_step,
+                                     value_targets)
 from shared.registry import ModelRegistry
-from shared.shards import load_replay_window
+from shared.shards import generation_positions, load_replay_window
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +37,12 @@ class TrainingDataError(RuntimeError):
     """The replay window holds no usable positions (no self-play yet, or every shard was damaged)."""
 
 
-def train_settings(t: TrainSection) -> TrainSettings:
-    """TrainSettings from a [train] section."""
+def train_settings(t: TrainSection, new_positions: int = 0) -> TrainSettings:
+    """TrainSettings from a [train] section; steps from new_positions (this generation's positions) when
+    samples_per_position is set (shared.network.training.steps_for_new_positions), else steps_per_generation."""
     return TrainSettings(
-        steps=t.steps_per_generation,
+        steps=steps_for_new_positions(new_positions, t.samples_per_position, t.batch_size, t.min_steps,
+                                      t.steps_per_generation),
         batch_size=t.batch_size,
         learning_rate=t.learning_rate,
         weight_decay=t.weight_decay,
@@ -86,19 +92,21 @@ def _existing_candidate(registry: ModelRegistry, generation: int, parent: str):
 
 
 def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path, every: int, seed: int, device: str,
-                on_checkpoint=None, progress=None):
+                value_mix: float = 0.0, on_checkpoint=None, progress=None):
     """Train to settings.steps from the checkpoint (if any); returns (model on CPU, per-step history).
 
-    on_checkpoint(history, start, stop), when given, is called after each checkpoint with the steps
-    history[start:stop] taken since the previous one (so a resumed job never reports a step twice).
-    progress(steps done, steps, loss=...), when given, is called after each step (services.progress)."""
+    value_mix: q of value_targets (0: the game results z). on_checkpoint(history, start, stop), when given, is
+    called after each checkpoint with the steps history[start:stop] taken since the previous one (so a resumed
+    job never reports a step twice). progress(steps done, steps, loss=...), when given, is called after each
+    step (services.progress)."""
     model = loaded.model.to(device)
     optimizer = make_optimizer(model, settings)
     step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
     reported = step
     rng = np.random.default_rng([seed, step])
+    targets = value_targets(window.z, window.root_value, value_mix)   # [N] float32, side to move
     while step < settings.steps:
-        batch = sample_batch(game, window.states, window.pi, window.z, settings.batch_size, rng, settings.augment)
+        batch = sample_batch(game, window.states, window.pi, targets, settings.batch_size, rng, settings.augment)
         history.append(train_step(model, optimizer, batch, settings, step, device))
         step += 1
         if progress is not None:
@@ -142,17 +150,19 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
                                 "run self-play for this generation first")
     parent = registry.verify(parent_version)
     loaded = load_model(parent.path, device="cpu", expected_game=game)
-    settings = train_settings(cfg.train)
+    new_positions = generation_positions(layout.generation_shards_dir(generation), generation)
+    settings = train_settings(cfg.train, new_positions)
     start = time.perf_counter()
     curves = StepCurves(layout.tensorboard_run_dir, steps_before(registry, generation))
     try:
         model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
-                                     worker.device, on_checkpoint=curves.write,
+                                     worker.device, cfg.train.value_target_mix, on_checkpoint=curves.write,
                                      progress=job_reporter("train", "steps"))
     finally:
         curves.close()
     training = {
         "steps": settings.steps,
+        "new_positions": new_positions,
         "batch_size": settings.batch_size,
         "positions": int(window.states.shape[0]),
         "shards": [Path(s).name for s in window.shard_names],

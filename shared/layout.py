@@ -5,7 +5,7 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/zeroforge-id                                  the data directory's identity (random, made once)
     <root>/logs/                                        logs of the local workers `zeroforge run` starts
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
-    <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it, while one runs
+    <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it (while one runs), its port
     <root>/redis-url                                    the private Redis of a running `zeroforge run` (mode 0600)
     <root>/tensorboard/<game>/                          TensorBoard event files, one run per game (`tensorboard --logdir <root>/tensorboard`)
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
@@ -103,7 +103,8 @@ def prefect_home(root: Path) -> Path:
 
 
 def ui_server_file(root: Path) -> Path:
-    """<root>/prefect/ui-server.json: where `zeroforge ui` records the Prefect server it runs for data root `root`."""
+    """<root>/prefect/ui-server.json: where `zeroforge ui` records the Prefect server it runs for data root `root`
+    (and, after it stops, the port it used)."""
     return prefect_home(root) / "ui-server.json"
 
 

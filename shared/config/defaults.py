@@ -67,12 +67,13 @@ _GO_PATTERN = re.compile(r"^go-([0-9]{1,3})x([0-9]{1,3})$")
 
 def _go_defaults(size: int) -> dict[str, dict[str, Any]]:
     """Go: ~0.85 * N^2 legal moves early on, so alpha = 10 / (0.85 N^2) (0.15 on 9x9, 0.03 on 19x19); games
-    run to about 1.5 N^2 moves, so fewer, longer games per job; the anchor is a GNU Go-free baseline."""
+    run to about 1.5 N^2 moves, so fewer, longer games per job; the anchor is a GNU Go-free baseline. Games
+    resign below a root value of -0.9 (10% of them never resign, to measure false resignations)."""
     cells = size * size
     alpha = round(min(1.0, max(0.03, 10.0 / (0.85 * cells))), 2)
     return {
         "search": {"simulations": 100, "dirichlet_alpha": alpha, "temperature_moves": max(8, cells // 8)},
-        "selfplay": {"games_per_job": 32, "jobs_per_generation": 2},
+        "selfplay": {"games_per_job": 32, "jobs_per_generation": 2, "resign_threshold": -0.9},
         "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 3_000 * cells},
         "gate": {"games": 400, "simulations": 32, "jobs": 2, "anchor_games": 20},
     }

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.mcts import SearchConfig
-from shared.config.fields import Device, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
+from shared.config.fields import Device, OptionalFloat, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
@@ -106,6 +106,27 @@ class SelfPlaySection(Section):
         default=None, ge=1, le=100_000,
         description='Safety cap on plies per game ("none" = the game\'s own length bound).',
     )
+    resign_threshold: OptionalFloat = Field(
+        default=None, gt=-1, lt=0,
+        description='Resign when the root search value (side to move) is below this, in (-1, 0), or the solver '
+        'proves the root lost; the opponent wins ("none" = never resign; the go-NxN presets use -0.9).',
+    )
+    resign_disabled_fraction: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Share of games (drawn per game) that never resign; they measure false resignations "
+        "(the player who would have resigned won or drew).",
+    )
+    full_search_fraction: float = Field(
+        default=1.0, gt=0, le=1,
+        description="Playout cap randomisation: each move is a full search (root noise, recorded for training) "
+        "with this probability, else a fast search (fast_simulations, no noise, played but not recorded); "
+        "1.0 = off.",
+    )
+    fast_simulations: OptionalInt = Field(
+        default=None, ge=1, le=100_000,
+        description='Simulations of a fast search, <= search.simulations ("none" = search.simulations // 4, '
+        'at least 1).',
+    )
 
 
 class TrainSection(Section):
@@ -137,6 +158,21 @@ class TrainSection(Section):
     )
     checkpoint_every: int = Field(default=500, ge=1, le=10_000_000,
                                   description="Write a resumable checkpoint every N steps.")
+    value_target_mix: float = Field(
+        default=0.0, ge=0, le=1,
+        description="Value target = (1 - q) * z + q * root search value, both for the side to move at the "
+        "position (0 = the game result z only).",
+    )
+    samples_per_position: OptionalFloat = Field(
+        default=None, gt=0, le=100_000,
+        description='Steps per generation = ceil(this * new positions / batch_size), clamped to [min_steps, '
+        'steps_per_generation]; new positions = those of the generation\'s shards ("none" = always '
+        'steps_per_generation).',
+    )
+    min_steps: int = Field(
+        default=50, ge=1, le=10_000_000,
+        description="Fewest optimiser steps per generation when samples_per_position is set.",
+    )
 
     @model_validator(mode="after")
     def _window_holds_a_batch(self) -> TrainSection:
@@ -144,6 +180,9 @@ class TrainSection(Section):
             raise ValueError(
                 f"replay_window_positions ({self.replay_window_positions}) must be >= batch_size ({self.batch_size})"
             )
+        if self.samples_per_position is not None and self.min_steps > self.steps_per_generation:
+            raise ValueError(f"min_steps ({self.min_steps}) must be <= steps_per_generation "
+                             f"({self.steps_per_generation}) when samples_per_position is set")
         return self
 
 

@@ -47,13 +47,22 @@ class SelfPlayServiceConfig(ServiceConfig):
     selfplay: SelfPlaySection
     pipeline: PipelineSection
 
+    @model_validator(mode="after")
+    def _fast_search_fits(self) -> SelfPlayServiceConfig:
+        _check_fast_simulations(self.search, self.selfplay)
+        return self
+
     def selfplay_config(self) -> Any:
-        """A shared.search.SelfPlayConfig (search settings, temperature schedule, move cap)."""
+        """A shared.search.SelfPlayConfig (search settings, temperature schedule, move cap, resignation, caps)."""
         return SelfPlayConfig(
             search=self.search.search_config(),
             temperature_moves=self.search.temperature_moves,
             temperature_final=self.search.temperature_final,
             max_moves=self.selfplay.max_moves,
+            resign_threshold=self.selfplay.resign_threshold,
+            resign_disabled_fraction=self.selfplay.resign_disabled_fraction,
+            full_search_fraction=self.selfplay.full_search_fraction,
+            fast_simulations=self.selfplay.fast_simulations,
         )
 
 
@@ -63,6 +72,12 @@ class TrainerConfig(ServiceConfig):
     game: GameSection
     train: TrainSection
     pipeline: PipelineSection
+
+
+def _check_fast_simulations(search: SearchSection, selfplay: SelfPlaySection) -> None:
+    if selfplay.fast_simulations is not None and selfplay.fast_simulations > search.simulations:
+        raise ValueError(f"selfplay.fast_simulations ({selfplay.fast_simulations}) must be <= search.simulations "
+                         f"({search.simulations}); lower it or leave it unset (simulations // 4)")
 
 
 def _check_anchor_for_game(game: GameSection, gate: GateSection) -> None:
@@ -103,6 +118,7 @@ class PipelineConfig(ServiceConfig):
     @model_validator(mode="after")
     def _anchor_fits_game(self) -> PipelineConfig:
         _check_anchor_for_game(self.game, self.gate)
+        _check_fast_simulations(self.search, self.selfplay)
         return self
 
     def service_config(self, cls: type[ServiceConfigT]) -> ServiceConfigT:

@@ -1,8 +1,9 @@
 """Training math: sample augmented batches from a replay window and take optimiser steps.
 
 Loss = policy cross-entropy  -sum_a pi(a) log softmax(logits)(a)
-     + value_weight * (v - z)^2              (v and z from the side to move's point of view)
-and weight decay through the optimiser (decoupled for AdamW, L2 for SGD).
+     + value_weight * (v - t)^2              (v and t from the side to move's point of view)
+and weight decay through the optimiser (decoupled for AdamW, L2 for SGD). The value target t is the game
+result z, or with [train] value_target_mix q > 0 the blend (1 - q) * z + q * root_value (`value_targets`).
 """
 from __future__ import annotations
 
@@ -29,6 +30,31 @@ class TrainSettings:
     augment: bool = True
     lr_final_fraction: float = 0.1  # cosine decay from learning_rate to learning_rate * this over `steps`
     grad_clip: float = 5.0
+
+
+def value_targets(z: np.ndarray, root_value: np.ndarray, mix: float) -> np.ndarray:
+    """Value targets (1 - mix) * z + mix * root_value: z [N] float32 (the game's result) and root_value [N]
+    float32 (the self-play search value at that position), both from the side to move at the position, so no
+    sign flip; returns [N] float32 in [-1, 1]. mix 0 returns z itself (training as without mixing)."""
+    if not 0.0 <= mix <= 1.0:
+        raise ValueError(f"value_target_mix must be in [0, 1], got {mix}")
+    if mix == 0.0:
+        return z
+    blended = (1.0 - mix) * np.asarray(z, np.float64) + mix * np.asarray(root_value, np.float64)
+    return np.clip(blended, -1.0, 1.0).astype(np.float32)
+
+
+def steps_for_new_positions(new_positions: int, samples_per_position: float | None, batch_size: int,
+                            min_steps: int, max_steps: int) -> int:
+    """Optimiser steps of one generation: max_steps when samples_per_position is None, else
+    ceil(samples_per_position * new_positions / batch_size) clamped to [min_steps, max_steps] (max_steps wins
+    if min_steps > max_steps). new_positions: positions in the generation's new shards (>= 0)."""
+    if samples_per_position is None:
+        return max_steps
+    if new_positions < 0 or batch_size < 1:
+        raise ValueError(f"new_positions must be >= 0 and batch_size >= 1, got {new_positions} and {batch_size}")
+    wanted = math.ceil(samples_per_position * new_positions / batch_size)
+    return int(min(max_steps, max(min_steps, wanted)))
 
 
 def sample_batch(

@@ -135,6 +135,17 @@ class BatchedMCTS:
             done += rounds
         return self._result(slots)
 
+    def reserve(self, num_slots: int, num_simulations: int | None = None) -> None:
+        """Allocate room for `num_slots` trees of searches with `num_simulations` (default config's) up front.
+
+        Searches of slot subsets with different simulation counts (playout caps) then never reallocate (a
+        reallocation forgets every tree). The storage is exactly what a first search of all slots allocates.
+        """
+        sims = self.config.num_simulations if num_simulations is None else int(num_simulations)
+        if num_slots < 1 or sims < 1:
+            raise SearchError(f"reserve: num_slots and num_simulations must be >= 1 (got {num_slots}, {sims})")
+        self._ensure_storage(int(num_slots), sims)
+
     def advance(self, actions: np.ndarray, slots: np.ndarray | None = None) -> None:
         """Play actions [B] in the trees of `slots` [B] (default 0..B-1): keep each chosen child's subtree."""
         actions = np.asarray(actions, np.int64).reshape(-1)

@@ -13,19 +13,22 @@ import h5py
 import numpy as np
 
 from shared.shards import schema
+from shared.shards.gameinfo import default_game_info
 from shared.shards.schema import ShardError
 from shared.shards.validate import RecordArrays, check_arrays
 
 log = logging.getLogger(__name__)
 
-_INT_ATTRS = ("format_version", "num_games", "num_positions", "generation", "seed", "simulations")
+_INT_ATTRS = ("format_version", "num_games", "num_positions", "generation", "seed", "simulations",
+              *schema.RESIGN_COUNT_ATTRS)
 _READ_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError)  # what h5py raises for damaged files
 
 
 @dataclass
 class Shard:
     """One shard in memory: states [T,S] int16, pi [T,A] float32, z [T] float32,
-    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE; attrs as plain Python values."""
+    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE, game_info [G] schema.GAME_INFO_DTYPE (filled in
+    for version 1 shards: plies = length, no resignation); attrs as plain Python values."""
 
     path: Path
     attrs: dict[str, Any]
@@ -34,6 +37,7 @@ class Shard:
     z: np.ndarray
     moves: np.ndarray
     games: np.ndarray
+    game_info: np.ndarray
 
     @property
     def num_positions(self) -> int:
@@ -106,7 +110,8 @@ def _read_attrs(h5: h5py.File, path: Path) -> dict[str, Any]:
     if missing:
         raise ShardError(f"{path}: missing attributes {missing} (not a zeroforge shard, or written by a broken writer)")
     attrs: dict[str, Any] = {}
-    for name in schema.ALL_ATTRS:
+    optional = [name for name in schema.RESIGN_COUNT_ATTRS if name in h5.attrs]   # version 2 only
+    for name in (*schema.ALL_ATTRS, *optional):
         value = h5.attrs[name]
         if name in _INT_ATTRS:
             if not np.issubdtype(np.asarray(value).dtype, np.integer):
@@ -127,7 +132,7 @@ def _read_dataset(h5: h5py.File, name: str, path: Path, rows: int) -> np.ndarray
     if name not in h5:
         raise ShardError(f"{path}: dataset {name!r} is missing")
     dataset = h5[name]
-    expected = schema.DATASET_DTYPES[name]
+    expected = {**schema.DATASET_DTYPES, **schema.VERSION2_DATASET_DTYPES}[name]
     if dataset.dtype != expected:
         raise ShardError(f"{path}: dataset {name!r} has dtype {dataset.dtype}, expected {expected}")
     if len(dataset.shape) < 1 or dataset.shape[0] != rows:
@@ -182,8 +187,13 @@ def read_shard(path: Path, game=None) -> Shard:
         with h5py.File(path, "r") as h5:
             attrs = _read_attrs(h5, path)
             rows = {name: attrs["num_positions"] for name in schema.DATASET_DTYPES}
-            rows[schema.GAMES] = attrs["num_games"]
-            arrays = RecordArrays(*(_read_dataset(h5, name, path, rows[name]) for name in schema.DATASET_DTYPES))
+            rows[schema.GAMES] = rows[schema.GAME_INFO] = attrs["num_games"]
+            columns = [_read_dataset(h5, name, path, rows[name]) for name in schema.DATASET_DTYPES]
+            if attrs["format_version"] >= 2:
+                info = _read_dataset(h5, schema.GAME_INFO, path, rows[schema.GAME_INFO])
+            else:  # version 1: every ply recorded, no resignation
+                info = default_game_info(columns[-1]["length"])
+            arrays = RecordArrays(*columns, game_info=info)
     except ShardError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure inside h5py on a damaged file means "damaged shard"
@@ -191,7 +201,7 @@ def read_shard(path: Path, game=None) -> Shard:
     _check_shapes(arrays, attrs, path)
     _check_game(attrs, arrays, game, path)
     check_arrays(arrays, str(path), _num_cells(attrs))
-    return Shard(path, attrs, arrays.states, arrays.pi, arrays.z, arrays.moves, arrays.games)
+    return Shard(path, attrs, arrays.states, arrays.pi, arrays.z, arrays.moves, arrays.games, arrays.game_info)
 
 
 def read_shard_info(path: Path) -> ShardInfo:

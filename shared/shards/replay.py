@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class ReplayWindow:
     """Training positions, oldest first: states [N,S] int16, pi [N,A] float32, z [N] float32 (side to move),
-    generation [N] int32 (generation of the shard each row came from).
+    generation [N] int32 (generation of the shard each row came from), root_value [N] float32 (the self-play
+    search value at the position, side to move, as z).
 
     shard_names: shards used, newest first, as paths relative to the shards directory.
     bad_shards: damaged shards found (and quarantined) during this load, same naming."""
@@ -35,6 +36,7 @@ class ReplayWindow:
     pi: np.ndarray
     z: np.ndarray
     generation: np.ndarray
+    root_value: np.ndarray
     shard_names: list[str] = field(default_factory=list)
     bad_shards: list[str] = field(default_factory=list)
 
@@ -93,6 +95,7 @@ def _empty_window(game, shard_names: list[str], bad: list[str]) -> ReplayWindow:
         pi=np.zeros((0, game.num_actions), schema.PI_DTYPE),  # [0, A] float32
         z=np.zeros((0,), schema.Z_DTYPE),  # [0] float32
         generation=np.zeros((0,), np.int32),  # [0] int32
+        root_value=np.zeros((0,), np.float32),  # [0] float32
         shard_names=shard_names,
         bad_shards=bad,
     )
@@ -136,11 +139,18 @@ def load_replay_window(
             continue
         take = min(shard.num_positions, max_positions - total)
         rows = slice(shard.num_positions - take, shard.num_positions)  # the newest rows of this shard
-        pieces.append((shard.states[rows], shard.pi[rows], shard.z[rows], np.full(take, shard.generation, np.int32)))
+        pieces.append((shard.states[rows], shard.pi[rows], shard.z[rows], np.full(take, shard.generation, np.int32),
+                       shard.moves["root_value"][rows].astype(np.float32)))
         names.append(_relative_name(info.path, shards_dir))
         total += take
     if not pieces:
         return _empty_window(game, names, bad)
     pieces.reverse()  # oldest first
-    states, pi, z, generation = (np.concatenate(column) for column in zip(*pieces))
-    return ReplayWindow(states, pi, z, generation, names, bad)
+    states, pi, z, generation, root_value = (np.concatenate(column) for column in zip(*pieces))
+    return ReplayWindow(states, pi, z, generation, root_value, names, bad)
+
+
+def generation_positions(shards_dir: Path, generation: int) -> int:
+    """Positions in the readable shards of `generation` under `shards_dir` (from their attributes; >= 0)."""
+    return sum(info.num_positions for info in scan_shards(Path(shards_dir), recursive=True).infos
+               if info.generation == generation)

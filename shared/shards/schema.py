@@ -11,8 +11,19 @@ Datasets (T = positions, G = games, S = game.state_size, A = game.num_actions):
     z       [T]    float32  final game result from the point of view of the side to move at that row
     moves   [T]    compound MOVES_DTYPE  (game_id int32, move_number int16, action int16,
                             root_value float32 [side to move], visit_count int32)
-    games   [G]    compound GAMES_DTYPE  (game_id int32, length int32, winner int8: +1 first player,
-                            -1 second player, 0 draw)
+    games   [G]    compound GAMES_DTYPE  (game_id int32, length int32 = the game's rows, winner int8:
+                            +1 first player, -1 second player, 0 draw)
+    game_info [G]  compound GAME_INFO_DTYPE, version 2 only (plies int32 = moves played, >= length;
+                            resigned int8 0/1; resign_disabled int8 0/1; would_resign_ply int32, the first
+                            ply the resign rule fired, -1 never; would_resign_player int8, who was to move
+                            then, +1/-1, 0 never). Version 1 shards have no game_info: the reader fills in
+                            plies = length and no resignation.
+
+Version 2 (game_info) also lets a game's rows skip plies: with playout caps (shared/search/selfplay.py) only
+full searches are recorded, so move_number (the true ply) increases within a game but may have gaps, and
+length <= plies (0 rows is possible). Without gaps every ply 0..length-1 has its row, as in version 1.
+Optional attributes of version 2 (resignation counts over the shard, shared/shards/gameinfo.py):
+resigned_games, no_resign_games, would_resign_games, false_resignations.
 
 Why float32 for pi: float16 would round visit fractions (error up to ~2e-4, so rows no longer sum
 to exactly the stored visit shares), and it saves little after compression (gomoku-15, 7238 positions, gzip-4:
@@ -32,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 1
-SUPPORTED_FORMAT_VERSIONS = (1,)
+FORMAT_VERSION = 2
+SUPPORTED_FORMAT_VERSIONS = (1, 2)
 
 SHARD_SUFFIX = ".h5"
 TEMP_SUFFIX = ".h5.tmp"
@@ -43,6 +54,7 @@ PI = "pi"
 Z = "z"
 MOVES = "moves"
 GAMES = "games"
+GAME_INFO = "game_info"
 
 STATES_DTYPE = np.dtype("<i2")
 PI_DTYPE = np.dtype("<f4")
@@ -57,6 +69,15 @@ MOVES_DTYPE = np.dtype(
     ]
 )
 GAMES_DTYPE = np.dtype([("game_id", "<i4"), ("length", "<i4"), ("winner", "i1")])
+GAME_INFO_DTYPE = np.dtype(
+    [
+        ("plies", "<i4"),
+        ("resigned", "i1"),
+        ("resign_disabled", "i1"),
+        ("would_resign_ply", "<i4"),
+        ("would_resign_player", "i1"),
+    ]
+)
 
 DATASET_DTYPES: dict[str, np.dtype] = {
     STATES: STATES_DTYPE,
@@ -65,6 +86,9 @@ DATASET_DTYPES: dict[str, np.dtype] = {
     MOVES: MOVES_DTYPE,
     GAMES: GAMES_DTYPE,
 }
+
+#: Datasets of version 2 that version 1 shards lack (one row per game).
+VERSION2_DATASET_DTYPES: dict[str, np.dtype] = {GAME_INFO: GAME_INFO_DTYPE}
 
 #: Compression for every dataset (h5py filter name, its option, and the byte-shuffle filter).
 COMPRESSION = "gzip"
@@ -88,6 +112,8 @@ CALLER_ATTR_TYPES: dict[str, type | tuple[type, ...]] = {
 }
 REQUIRED_CALLER_ATTRS = ("generation", "model_version", "seed", "simulations")
 ALL_ATTRS = WRITER_ATTRS + tuple(CALLER_ATTR_TYPES)
+#: Integer attributes the writer adds in version 2 (counts from game_info); version 1 shards lack them.
+RESIGN_COUNT_ATTRS = ("resigned_games", "no_resign_games", "would_resign_games", "false_resignations")
 
 #: Tolerance for "each pi row sums to 1".
 PI_SUM_TOLERANCE = 1e-3

@@ -4,7 +4,12 @@ Content rules (T positions, G games, S state size, A actions):
 - shapes: states [T, S], pi [T, A], z/moves [T], games [G], T >= 1, G >= 1
 - pi finite, >= 0, each row sums to 1 (within schema.PI_SUM_TOLERANCE)
 - z and root_value finite in [-1, 1]; action in [0, A); visit_count >= 0
-- rows grouped by game in move order: game g has rows with move_number 0..length-1, game ids 0..G-1
+- rows grouped by game in move order, game ids 0..G-1: game g has `length` rows whose move numbers increase and
+  stay below its plies (game_info; plies >= length >= 0), so with plies == length they are exactly
+  0..length-1 (version 1 shards, read with plies = length)
+- game_info flags 0/1, a game never both resigned and resign-disabled; would_resign_ply in [-1, plies) (equal
+  to plies in a resigned game, which ends there) with would_resign_player +1/-1 when it fired, 0 when not;
+  plies >= 1 except in a game resigned before its first move
 - winner in {-1, 0, +1} and z == winner * player_to_move (the result seen from the side to move)
 """
 from __future__ import annotations
@@ -15,6 +20,7 @@ import numpy as np
 
 from shared.games.base import F_PLAYER, NUM_FIELDS
 from shared.shards import schema
+from shared.shards.gameinfo import game_info_from_records
 from shared.shards.schema import ShardError
 
 RECORD_FIELDS = (
@@ -25,13 +31,14 @@ RECORD_FIELDS = (
 @dataclass
 class RecordArrays:
     """Shard content in file dtypes: states [T,S] int16, pi [T,A] float32, z [T] float32,
-    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE."""
+    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE, game_info [G] schema.GAME_INFO_DTYPE."""
 
     states: np.ndarray
     pi: np.ndarray
     z: np.ndarray
     moves: np.ndarray
     games: np.ndarray
+    game_info: np.ndarray
 
 
 def _as_int_array(values: np.ndarray, name: str, dtype: np.dtype) -> np.ndarray:
@@ -88,6 +95,7 @@ def records_to_arrays(game, records) -> RecordArrays:
         z=f["z"][order].astype(schema.Z_DTYPE),
         moves=moves,
         games=games,
+        game_info=game_info_from_records(records, games["length"]),
     )
 
 
@@ -106,21 +114,45 @@ def _check_policy(pi: np.ndarray, where: str) -> None:
         raise ShardError(f"{where}: pi row {int(bad[0])} sums to {sums[bad[0]]:.6f}, expected 1 ({bad.size} bad rows)")
 
 
-def _check_game_structure(moves: np.ndarray, games: np.ndarray, where: str) -> None:
+def _check_game_structure(moves: np.ndarray, games: np.ndarray, info: np.ndarray, where: str) -> None:
     num_games = games.shape[0]
     if not np.array_equal(games["game_id"], np.arange(num_games)):
         raise ShardError(f"{where}: games.game_id must be 0..{num_games - 1} in order")
-    if np.any(games["length"] < 1) or int(games["length"].sum()) != moves.shape[0]:
-        raise ShardError(f"{where}: game lengths sum to {int(games['length'].sum())}, expected {moves.shape[0]} positions")
-    expected_ids = np.repeat(games["game_id"], games["length"])
+    lengths, plies = games["length"].astype(np.int64), info["plies"].astype(np.int64)
+    if info.shape != games.shape:
+        raise ShardError(f"{where}: game_info has {info.shape[0]} rows, expected one per game ({num_games})")
+    if np.any(lengths < 0) or np.any(lengths > plies) or np.any((plies < 1) & (info["resigned"] == 0)):
+        raise ShardError(f"{where}: game lengths must be <= the plies played of each game (>= 1 unless resigned)")
+    if int(lengths.sum()) != moves.shape[0]:
+        raise ShardError(f"{where}: game lengths sum to {int(lengths.sum())}, expected {moves.shape[0]} positions")
+    expected_ids = np.repeat(games["game_id"], lengths)
     if not np.array_equal(moves["game_id"], expected_ids):
         raise ShardError(f"{where}: rows per game do not match the game lengths (or game ids outside 0..{num_games - 1})")
-    starts = np.cumsum(games["length"]) - games["length"]
-    expected_numbers = np.arange(moves.shape[0]) - np.repeat(starts, games["length"])
-    if not np.array_equal(moves["move_number"], expected_numbers):
-        raise ShardError(f"{where}: move numbers of each game must run 0..length-1 without gaps")
+    numbers = moves["move_number"].astype(np.int64)
+    starts = np.cumsum(lengths) - lengths
+    later = np.ones(moves.shape[0], bool)
+    later[starts[lengths > 0]] = False                       # the first row of each game has no predecessor
+    rising = np.diff(numbers, prepend=-1) > 0
+    if np.any(numbers < 0) or np.any(numbers >= plies[expected_ids]) or np.any(later & ~rising):
+        raise ShardError(f"{where}: move numbers of each game must increase and stay below its plies "
+                         "(0..length-1 without gaps when every ply is recorded)")
     if not np.all(np.isin(games["winner"], (-1, 0, 1))):
         raise ShardError(f"{where}: game winners must be +1, -1 or 0")
+    _check_game_info(info, where)
+
+
+def _check_game_info(info: np.ndarray, where: str) -> None:
+    flags_ok = np.isin(info["resigned"], (0, 1)).all() and np.isin(info["resign_disabled"], (0, 1)).all()
+    if not flags_ok or np.any((info["resigned"] == 1) & (info["resign_disabled"] == 1)):
+        raise ShardError(f"{where}: game_info resigned / resign_disabled must be 0 or 1, never both 1")
+    ply, player, resigned = info["would_resign_ply"], info["would_resign_player"], info["resigned"] == 1
+    fired = ply >= 0
+    # A resigned game ends at the ply the rule first fired (no move played there): would_resign_ply == plies.
+    placed = np.where(resigned, ply == info["plies"], ply < info["plies"])
+    if np.any(ply < -1) or not placed.all() or np.any(fired != np.isin(player, (-1, 1))) or np.any(
+            ~fired & (player != 0)):
+        raise ShardError(f"{where}: game_info would_resign_ply must lie in [-1, plies) (= plies in a resigned "
+                         "game), with would_resign_player +1/-1 when it is >= 0 and 0 when it is -1")
 
 
 def check_arrays(arrays: RecordArrays, where: str, num_cells: int | None = None) -> None:
@@ -139,7 +171,7 @@ def check_arrays(arrays: RecordArrays, where: str, num_cells: int | None = None)
         raise ShardError(f"{where}: actions must lie in [0, {num_actions}), found [{actions.min()}, {actions.max()}]")
     if arrays.moves["visit_count"].min() < 0:
         raise ShardError(f"{where}: visit counts must be >= 0")
-    _check_game_structure(arrays.moves, arrays.games, where)
+    _check_game_structure(arrays.moves, arrays.games, arrays.game_info, where)
     fields_at = state_size - NUM_FIELDS if num_cells is None else num_cells
     if fields_at < 0 or fields_at + NUM_FIELDS > state_size:
         raise ShardError(f"{where}: states of width {state_size} cannot hold a {num_cells}-cell board and its fields")

@@ -23,6 +23,7 @@ import numpy as np
 
 from shared.atomic import fsync_dir
 from shared.shards import schema
+from shared.shards.gameinfo import resign_counts
 from shared.shards.schema import ShardError
 from shared.shards.validate import RecordArrays, validate_records
 
@@ -93,6 +94,7 @@ def build_attrs(game, job_id: str, arrays: RecordArrays, attrs: dict[str, Any]) 
         job_id=job_id,
         num_games=int(arrays.games.shape[0]),
         num_positions=int(arrays.states.shape[0]),
+        **resign_counts(arrays.game_info, arrays.games["winner"]).as_dict(),
     )
     return out
 
@@ -112,8 +114,8 @@ def _create_dataset(h5: h5py.File, name: str, data: np.ndarray) -> None:
 
 
 def write_datasets(h5: h5py.File, arrays: RecordArrays, attrs: dict[str, int | str]) -> None:
-    """Write the five datasets and all attributes into an open, empty HDF5 file."""
-    for name in schema.DATASET_DTYPES:
+    """Write the datasets of the current format version and all attributes into an open, empty HDF5 file."""
+    for name in (*schema.DATASET_DTYPES, *schema.VERSION2_DATASET_DTYPES):
         _create_dataset(h5, name, getattr(arrays, name))
     for key, value in attrs.items():
         h5.attrs[key] = value

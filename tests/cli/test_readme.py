@@ -30,8 +30,13 @@ ILLUSTRATIVE = {
         "installs the package and trains tic-tac-toe for minutes",
     ".venv/bin/zeroforge run --game connect4 --generations 20 --set selfplay.games_per_job=256 --data-dir runs/c4":
         "a 20-generation training run",
+    ".venv/bin/zeroforge run --game gomoku-8x8-5 --set selfplay.full_search_fraction=0.25 --set "
+    "train.value_target_mix=0.5 --set train.samples_per_position=4":
+        "a training run until stopped (the options it sets are checked by tests/runtime/test_config.py)",
     ".venv/bin/zeroforge ui":
         "starts a server that runs until Ctrl-C",
+    ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":
+        "starts a server that runs until Ctrl-C (tests/e2e/test_ui.py runs two side by side)",
     ".venv/bin/zeroforge eval best pure-mcts:1000 --game connect4 --games 100 --json":
         "100 games against 1000-playout pure MCTS take many minutes (tests/cli/test_eval.py plays `best` "
         "without a registry, the fallback to the shipped model this line relies on)",

@@ -155,6 +155,15 @@ def test_none_strings_and_optional_fields():
         ({"train.batch_size": 100_000}, r"train\.batch_size: must be <= 65536"),
         ({"pipeline.wait_timeout_s": 60}, r"pipeline: wait_timeout_s \(60\) must be >= the longest job timeout"),
         ({"search.dirichlet_epsilon": 1.5}, r"search\.dirichlet_epsilon: must be <= 1"),
+        ({"selfplay.resign_threshold": -1.0}, r"selfplay\.resign_threshold: must be > -1"),
+        ({"selfplay.resign_threshold": 0.1}, r"selfplay\.resign_threshold: must be < 0"),
+        ({"selfplay.resign_threshold": "none"}, None),
+        ({"selfplay.full_search_fraction": 0.0}, r"selfplay\.full_search_fraction: must be > 0"),
+        ({"selfplay.fast_simulations": 65}, r"selfplay\.fast_simulations \(65\) must be <= search\.simulations \(64\)"),
+        ({"selfplay.fast_simulations": 64, "selfplay.full_search_fraction": 0.25}, None),
+        ({"train.value_target_mix": 1.5}, r"train\.value_target_mix: must be <= 1"),
+        ({"train.samples_per_position": 0}, r"train\.samples_per_position: must be > 0"),
+        ({"train.samples_per_position": 2, "train.min_steps": 601}, r"min_steps \(601\) must be <= steps_per_generation"),
     ],
 )
 def test_validators(overrides, pattern):
@@ -230,3 +239,18 @@ def test_example_file_is_current_and_covers_every_field():
     data = tomllib.loads(uncommented)
     assert {s: set(t) for s, t in data.items()} == {s: set(m.model_fields) for s, m in SECTIONS.items()}
     assert PipelineConfig.model_validate(data) == defaults
+
+
+def test_only_go_resigns_by_default_and_selfplay_config_carries_the_options():
+    go = load_config(PipelineConfig, "go-9x9", env=None)
+    assert go.selfplay.resign_threshold == -0.9 and go.selfplay.resign_disabled_fraction == 0.1
+    for name in ("tictactoe", "connect4", "gomoku-15", "othello"):
+        assert load_config(PipelineConfig, name, env=None).selfplay.resign_threshold is None
+    cfg = load_config(PipelineConfig, "connect4", env=None, overrides={
+        "selfplay.resign_threshold": -0.8, "selfplay.resign_disabled_fraction": 0.2,
+        "selfplay.full_search_fraction": 0.25, "selfplay.fast_simulations": 10})
+    sp = cfg.selfplay_service().selfplay_config()
+    assert (sp.resign_threshold, sp.resign_disabled_fraction, sp.full_search_fraction, sp.fast_simulations) == (
+        -0.8, 0.2, 0.25, 10)
+    assert load_config(PipelineConfig, "connect4", env=None).selfplay_service().selfplay_config() \
+        .fast_search_simulations == 16                              # 64 // 4

@@ -1,0 +1,130 @@
+"""Training options: value targets mixing z with the search value, steps proportional to new positions (with a
+resumed job), and the self-play job's resignation counts."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import services.trainer as trainer
+import shared.network.training as shared_training
+from flows.generation import resign_summary
+from services.selfplay import selfplay_job
+from services.trainer import train_job
+from shared.config import ConfigError
+from shared.network.training import steps_for_new_positions, value_targets
+from shared.shards import generation_positions, load_replay_window, read_shard
+from shared.shards.gameinfo import resign_counts
+from tests.services.conftest import selfplay_payload, tiny_config, train_payload
+
+
+class KilledTrainer(Exception):
+    """Stands in for the worker process dying in the middle of training."""
+
+
+def test_value_targets_blend_z_and_the_root_value_from_the_side_to_move() -> None:
+    z = np.array([1.0, -1.0, 0.0, 1.0], np.float32)
+    root_value = np.array([0.5, 0.5, -1.0, 1.0], np.float32)
+    np.testing.assert_allclose(value_targets(z, root_value, 0.25), [0.875, -0.625, -0.25, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(value_targets(z, root_value, 1.0), root_value)
+    assert value_targets(z, root_value, 0.0) is z                  # mix 0: exactly the former targets
+    with pytest.raises(ValueError, match="value_target_mix must be in"):
+        value_targets(z, root_value, 1.5)
+
+
+@pytest.mark.parametrize("new, r, expected", [
+    (1000, 2.0, 50),          # ceil(2000 / 256) = 8 -> min_steps 50
+    (100_000, 2.0, 782),      # ceil(200000 / 256) = 782
+    (1_000_000, 2.0, 1000),   # 7813 -> steps_per_generation 1000
+    (0, 2.0, 50),
+    (5000, None, 1000),       # off: always steps_per_generation
+])
+def test_steps_follow_new_positions_within_the_clamp(new, r, expected) -> None:
+    assert steps_for_new_positions(new, r, 256, 50, 1000) == expected
+
+
+def test_min_steps_above_the_cap_is_refused_when_steps_follow_the_data() -> None:
+    with pytest.raises(ConfigError, match=r"min_steps \(50\) must be <= steps_per_generation \(6\)"):
+        tiny_config(**{"train.samples_per_position": 4.0})
+    assert tiny_config().train.min_steps == 50                     # unset: the fixed steps, no check
+
+
+@pytest.fixture
+def shard_gen1(context, layout, config, initial_version) -> str:
+    selfplay_job(selfplay_payload(layout, config, initial_version, "gen1-sp0000").model_dump(mode="json"), context)
+    return initial_version
+
+
+def test_the_replay_window_hands_the_root_values_to_training(layout, shard_gen1, tictactoe) -> None:
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000)
+    shard = read_shard(layout.shard_path(1, "gen1-sp0000"), tictactoe)
+    np.testing.assert_array_equal(window.root_value, shard.moves["root_value"])
+    assert window.root_value.shape == window.z.shape and window.root_value.dtype == np.float32
+
+
+def test_training_samples_the_mixed_value_targets(context, layout, shard_gen1, tictactoe, monkeypatch) -> None:
+    seen = []
+    real = trainer.sample_batch
+
+    def spy(game, states, pi, z, batch_size, rng, augment):
+        seen.append(z)
+        return real(game, states, pi, z, batch_size, rng, augment)
+
+    monkeypatch.setattr(trainer, "sample_batch", spy)
+    config = tiny_config(**{"train.value_target_mix": 0.5})
+    train_job(train_payload(layout, config, shard_gen1), context)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000)
+    expected = 0.5 * window.z + 0.5 * window.root_value
+    assert len(seen) == config.train.steps_per_generation
+    np.testing.assert_allclose(seen[0], expected, rtol=1e-6)
+    assert not np.array_equal(seen[0], window.z)
+
+
+def test_steps_from_new_positions_and_a_resumed_job_keeps_them(context, layout, shard_gen1, registry,
+                                                               monkeypatch) -> None:
+    config = tiny_config(**{"train.samples_per_position": 4.0, "train.min_steps": 2,
+                            "train.steps_per_generation": 40, "train.checkpoint_every": 2})
+    new = generation_positions(layout.generation_shards_dir(1), 1)
+    assert new == read_shard(layout.shard_path(1, "gen1-sp0000")).num_positions > 0
+    expected = min(40, max(2, math.ceil(4.0 * new / 16)))
+    assert 2 < expected < 40, "the tiny shard should land inside the clamp"
+    steps: list[int] = []
+    real_step = shared_training.train_step
+
+    def counting(model, optimizer, batch, settings, step, device, fail_at=[5]):
+        if fail_at and len(steps) + 1 == fail_at[0]:
+            fail_at.clear()
+            raise KilledTrainer(f"killed before step {step}")
+        steps.append(step)
+        return real_step(model, optimizer, batch, settings, step, device)
+
+    monkeypatch.setattr(trainer, "train_step", counting)
+    with pytest.raises(KilledTrainer):
+        train_job(train_payload(layout, config, shard_gen1), context)
+    assert torch.load(layout.checkpoint_path(1, shard_gen1), weights_only=True)["step"] == 4
+    result = train_job(train_payload(layout, config, shard_gen1), context)
+    assert steps == list(range(4)) + list(range(4, expected))        # resumed at 4, same total
+    assert result["steps"] == expected and result["new_positions"] == new
+
+
+def test_the_selfplay_job_reports_resignations_as_the_shard_stores_them(context, layout, initial_version) -> None:
+    config = tiny_config(**{"selfplay.resign_threshold": -0.05, "selfplay.resign_disabled_fraction": 0.5,
+                            "selfplay.games_per_job": 16})
+    result = selfplay_job(selfplay_payload(layout, config, initial_version, "gen1-sp0001").model_dump(mode="json"),
+                          context)
+    shard = read_shard(layout.shard_path(1, "gen1-sp0001"))
+    counts = resign_counts(shard.game_info, shard.game_results).as_dict()
+    assert {k: result[k] for k in counts} == counts == {k: shard.attrs[k] for k in counts}
+    assert counts["resigned_games"] > 0 and counts["no_resign_games"] > 0
+    assert counts["resigned_games"] + counts["no_resign_games"] <= 16
+    again = selfplay_job(selfplay_payload(layout, config, initial_version, "gen1-sp0001").model_dump(mode="json"),
+                         context)
+    assert again["reused"] and {k: again[k] for k in counts} == counts
+
+
+def test_the_generation_log_reports_the_false_resignation_rate() -> None:
+    totals = {"resigned_games": 40, "no_resign_games": 13, "would_resign_games": 12, "false_resignations": 1}
+    assert resign_summary(totals) == "; resigned 40, false resigns 1/12 = 8% (of 13 no-resign games)"
+    assert "false resigns 0/0 = n/a" in resign_summary({**totals, "would_resign_games": 0, "false_resignations": 0})
