@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.naming import name_prefix
 from shared.layout import DataLayout, redis_url_file
 from shared.phase import read_phase
 from shared.registry import ModelRegistry
@@ -94,7 +95,8 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     assert len(stopped) == 1 and re.fullmatch(r"stopped \(Ctrl-C\) during gen 1 (self-play|training|gate)( .*)?; "
                                               r"rerun the same command to resume", stopped[0]), text[-3000:]
     states = _flow_run_states(data)
-    assert states["tictactoe-pipeline"] == "CANCELLED" and states["tictactoe-gen1"] == "CANCELLED", states
+    prefix = name_prefix("tictactoe", data)
+    assert states[f"{prefix}-pipeline"] == "CANCELLED" and states[f"{prefix}-gen1"] == "CANCELLED", states
     assert "CRASHED" not in states.values(), states
     assert read_phase(DataLayout(data, "tictactoe").phase_file)["state"] == "interrupted"
     rerun, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(data), *TINY],
