@@ -282,7 +282,8 @@ class ModelRegistry:
                    retire_previous: bool) -> dict[str, Any]:
         """Make `record` best (lock held): its meta.json (status promoted, `forced` kept once set), then the
         abandoned best's meta.json (retired) when `retire_previous`, then best.json, then history. In that order
-        a crash at any point is completed by running the same call again."""
+        the same call, run again after a crash, completes the change (its history event then lacks "forced",
+        which the version's meta.json already has)."""
         previous = self._current_best(tolerate_damage=True)
         now = utc_now()
         if record.status != PROMOTED:
