@@ -3,7 +3,8 @@
 The trees of all games live in one `TreeStorage` (arrays, batch first; numba kernels do the per-node work, see
 shared.search.jit for the compile cache). One search step runs, for
 `leaves_per_step` rounds, SELECT (a compiled descent of every searched tree, virtual loss keeps the rounds
-apart, new children are created on the way) and the game's `step` for the new leaves; then EVALUATE (ONE
+apart, new children are created on the way) and the game's `step_stored` for the new leaves (their positions
+written straight into the tree; compiled for Connect Four and the in-a-row games); then EVALUATE (ONE
 evaluator call for all new non-terminal leaves of all trees), EXPAND (priors, and with the solver the game's
 move outcomes) and BACK UP (a compiled walk up every path, then proven results are propagated).
 
