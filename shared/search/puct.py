@@ -252,7 +252,9 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
             # First touch this level's nodes and rows in a tight loop of independent loads (mostly out of cache:
             # their misses overlap here instead of one by one behind each node's scoring below).
             slot, node = slots[rows[i]], at[i]
-            touched += f32(nodes[slot, node].visits) + prior[slot, node, 0] + f32(children[slot, node, 0])
+            touched += f32(nodes[slot, node].visits)
+            if top_actions.shape[2] == 0:
+                touched += prior[slot, node, 0] + f32(children[slot, node, 0])   # the rows scan_row reads
         still = 0
         for i in range(count):
             r, node = rows[i], at[i]
