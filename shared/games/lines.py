@@ -24,7 +24,7 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, F_WINNER
+from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS
 
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -97,8 +97,15 @@ def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, 
     Returns (terminal [K] bool, value [K] float32: the new position's result for ITS side to move, 0 unless
     terminal). A finished parent is copied unchanged, as `GridGame.step` does.
     """
-    terminal = np.empty(slots.shape[0], np.bool_)
-    value = np.empty(slots.shape[0], np.float32)
+    count = slots.shape[0]
+    if store.ndim != 3 or store.dtype != np.int16 or store.shape[2] < height * width + NUM_FIELDS:
+        raise ValueError(f"step_stored: store must be [T, N, S >= {height * width + NUM_FIELDS}] int16, got "
+                         f"{store.dtype} {store.shape}; pass the search tree's node_states")
+    if not parents.shape[0] == children.shape[0] == actions.shape[0] == count:
+        raise ValueError(f"step_stored: slots, parents, children and actions need one entry per move, got lengths "
+                         f"{count}, {parents.shape[0]}, {children.shape[0]}, {actions.shape[0]}")
+    terminal = np.empty(count, np.bool_)
+    value = np.empty(count, np.float32)
     _step_stored(store, np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(parents, np.int64),
                  np.ascontiguousarray(children, np.int64), np.ascontiguousarray(actions, np.int64), height, width,
                  n_in_row, gravity, terminal, value)

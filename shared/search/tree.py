@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shared.games.base import Game
 from shared.search.jit import f32, inline, kernel
 
 ROOT = 0
@@ -159,7 +160,7 @@ class TreeStorage:
         return _gather_states(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
                               self.node_states)
 
-    def play_leaves(self, game, slots: np.ndarray, parents: np.ndarray, nodes: np.ndarray, actions: np.ndarray,
+    def play_leaves(self, game: Game, slots: np.ndarray, parents: np.ndarray, nodes: np.ndarray, actions: np.ndarray,
                     solver: bool) -> tuple[np.ndarray, np.ndarray]:
         """Compute the positions of new nodes: slots, parents, nodes, actions [K]; node k's position is its parent's
         after actions[k] (`game.step_stored`, written in place). Marks the terminal ones; with the solver a decided

@@ -74,3 +74,12 @@ def test_generic_stored_step_matches_step(name: str) -> None:
     game = make_game(name)
     positions, actions = every_move(game, sample_rows(random_playout(game, 8, seed=4).all_positions(), 200, seed=5))
     check_stored_step(game, positions, actions, seed=6)
+
+
+def test_bad_store_is_refused_with_a_clear_error() -> None:
+    game = make_game("connect4")
+    index = np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match=r"store must be \[T, N, S >= 48\] int16"):
+        game.step_stored(np.zeros((1, 2, 48), np.int32), index, index, index + 1, index)
+    with pytest.raises(ValueError, match="one entry per move"):
+        game.step_stored(np.zeros((1, 2, 48), np.int16), index, index, np.zeros(2, np.int64), index)
