@@ -1,8 +1,9 @@
 """`zeroforge models`: make the first model, list, inspect, promote, reject and roll back registered model
-versions, and export one to ONNX.
+versions, show who did what (history) and which was trained from which (tree), and export one to ONNX.
 
     zeroforge models init --game tictactoe              # a random network registered as 000001 and made best
     zeroforge models export shipped --game connect4 --format onnx -o connect4.onnx
+    zeroforge models tree --game tictactoe              # which version was trained from which, gate and status
 
 The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
 else ./zeroforge-data; game from --game, else the only game in the data root.
@@ -18,9 +19,14 @@ from typing import Any, Callable, NoReturn
 import click
 
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
-from shared.registry import ModelRegistry, ModelVersion, RegistryError
+from shared.registry import ModelRegistry, ModelVersion, RegistryError, lineage_tree
 from cli.common import config_options, load_pipeline_config
+from cli.model_views import anchor_text, gate_text, lineage_json, lineage_renderable, status_text
 from cli.render import text_table
+
+
+#: Console width of `models tree` when stdout is not a terminal (lines are not padded, only never wrapped).
+UNWRAPPED_WIDTH = 100_000
 
 
 def _fail(message: object) -> NoReturn:
@@ -47,26 +53,25 @@ def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def _gate_text(gate: dict[str, Any] | None) -> str:
-    """'0.612 [0.55, 0.67]' from a gate result with score/ci_low/ci_high, '' when there is none."""
-    if not gate or not isinstance(gate.get("score"), (int, float)):
-        return ""
-    text = f"{gate['score']:.3f}"
-    if isinstance(gate.get("ci_low"), (int, float)) and isinstance(gate.get("ci_high"), (int, float)):
-        text += f" [{gate['ci_low']:.3f}, {gate['ci_high']:.3f}]"
-    return text
-
-
-def _anchor_text(gate: dict[str, Any] | None) -> str:
-    """'vs pure-mcts:1000 0.812, Elo +254' from a gate result's anchor match, '' when there is none."""
-    anchor = (gate or {}).get("anchor")
-    if not isinstance(anchor, dict) or not isinstance(anchor.get("elo"), (int, float)):
-        return ""
-    return f"{anchor.get('opponent', '?')}: {anchor['score']:.3f}, Elo {anchor['elo']:+.0f}"
-
-
 def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
     return {**record.to_dict(), "best": record.version == best}
+
+
+def _readable(registry: ModelRegistry) -> tuple[list[ModelVersion], str | None]:
+    """(the readable versions, the best version or None); damaged versions, a damaged best.json and a best
+    pointer to a missing version are reported as warnings on stderr instead of stopping the command."""
+    records, problems = registry.scan()
+    for problem in problems:
+        click.echo(f"warning: {' '.join(problem.split())}", err=True)
+    try:
+        best = registry.best_version()
+    except RegistryError as exc:
+        click.echo(f"warning: {' '.join(str(exc).split())}", err=True)
+        best = None
+    if best is not None and best not in {r.version for r in records}:
+        click.echo(f"warning: best.json points at version {best}, which is not in the registry (missing or damaged); "
+                   "choose a best with `zeroforge models rollback V --force`", err=True)
+    return records, best
 
 
 @click.group()
@@ -80,22 +85,13 @@ def models() -> None:
 def ls_command(registry: ModelRegistry, as_json: bool) -> None:
     """List model versions (the best one is marked with *); damaged versions and a best pointer to a missing
     version are reported as warnings on stderr."""
-    records, problems = registry.scan()
-    for problem in problems:
-        click.echo(f"warning: {' '.join(problem.split())}", err=True)
-    try:
-        best = registry.best_version()
-    except RegistryError as exc:
-        click.echo(f"warning: {' '.join(str(exc).split())}", err=True)
-        best = None
-    if best is not None and best not in {r.version for r in records}:
-        click.echo(f"warning: best.json points at version {best}, which is not in the registry (missing or damaged); "
-                   "choose a best with `zeroforge models rollback V --force`", err=True)
+    records, best = _readable(registry)
     if as_json:
         click.echo(json.dumps([_version_json(r, best) for r in records], indent=2))
         return
-    rows = [(("*" if r.version == best else " ") + r.version, r.status, r.generation, r.parent or "-",
-             _gate_text(r.gate) or "-", _anchor_text(r.gate) or "-", r.created[:19]) for r in records]
+    rows = [(("*" if r.version == best else " ") + r.version, status_text(r.status, r.forced), r.generation,
+             r.parent or "-", gate_text(r.gate) or "-", anchor_text((r.gate or {}).get("anchor")) or "-",
+             r.created[:19]) for r in records]
     click.echo(text_table(["version", "status", "gen", "parent", "gate score [CI]", "anchor", "created (UTC)"], rows))
     click.echo(f"{len(records)} versions; best: {best or 'none yet'}")
 
@@ -115,28 +111,37 @@ def show_command(registry: ModelRegistry, version: str, as_json: bool) -> None:
         click.echo(f"{key:<15} {json.dumps(value) if isinstance(value, (dict, list)) else value}")
 
 
-def _report_change(entry: dict[str, Any] | None, version: str, unchanged: str) -> None:
+def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
+    """Print what a promote/rollback did (event, version, forced, previous best, retired version, reason, by), or
+    `unchanged` when it changed nothing (entry None)."""
     if entry is None:
         click.echo(unchanged)
         return
-    click.echo(f"{entry['event']}: {entry['version']} (previous best {entry['previous_best'] or 'none'}): {entry['reason']}")
+    forced = " (forced)" if entry.get("forced") else ""
+    retired = ", now retired" if entry.get("retired") else ""
+    click.echo(f"{entry['event']}{forced}: {entry['version']} (previous best {entry['previous_best'] or 'none'}"
+               f"{retired}): {entry['reason']} [by {entry['by']}]")
 
 
 @models.command("promote")
 @click.argument("version")
-@click.option("--reason", default="manual promotion", show_default=True)
-@click.option("--force", is_flag=True, help="Allow promoting a rejected version.")
+@click.option("--reason", default="manual promotion", show_default=True,
+              help="Why, recorded in the history with who did it (user@host).")
+@click.option("--force", is_flag=True,
+              help="Allow a version that never passed a gate (a rejected one, or a candidate whose gate result "
+                   "is not 'promote'); recorded as forced.")
 @_with_registry
 def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
-    """Make VERSION the best model (the one self-play uses)."""
+    """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host)."""
     entry = registry.promote(version, reason, force=force)
-    _report_change(entry, version, f"{registry.get(version).version} already is the best model; nothing changed")
+    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
 
 
 @models.command("reject")
 @click.argument("version")
-@click.option("--reason", default="manual rejection", show_default=True)
-@click.option("--force", is_flag=True, help="Allow rejecting a formerly promoted version.")
+@click.option("--reason", default="manual rejection", show_default=True,
+              help="Why, recorded in the history with who did it (user@host).")
+@click.option("--force", is_flag=True, help="Allow rejecting a version that was best before (promoted or retired).")
 @_with_registry
 def reject_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Mark candidate VERSION rejected."""
@@ -144,32 +149,57 @@ def reject_command(registry: ModelRegistry, version: str, reason: str, force: bo
     if entry is None:
         click.echo(f"{registry.get(version).version} already is rejected; nothing changed")
     else:
-        click.echo(f"reject: {entry['version']}: {entry['reason']}")
+        click.echo(f"reject{' (forced)' if entry.get('forced') else ''}: {entry['version']}: {entry['reason']} "
+                   f"[by {entry['by']}]")
 
 
 @models.command("rollback")
 @click.argument("version")
-@click.option("--reason", default="manual rollback", show_default=True)
-@click.option("--force", is_flag=True, help="Allow a version that was never promoted.")
+@click.option("--reason", default="manual rollback", show_default=True,
+              help="Why, recorded in the history with who did it (user@host).")
+@click.option("--force", is_flag=True, help="Allow a version that was never promoted; recorded as forced.")
 @_with_registry
 def rollback_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
-    """Point the best model back at VERSION (a previously promoted one); the next generation plays with it."""
+    """Point the best model back at VERSION (one that was best before: promoted or retired); the next generation
+    plays with it, and the version that was best becomes retired."""
     entry = registry.rollback(version, reason, force=force)
-    _report_change(entry, version, f"{registry.get(version).version} already is the best model; nothing changed")
+    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
 
 
 @models.command("history")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @_with_registry
 def history_command(registry: ModelRegistry, as_json: bool) -> None:
-    """Promotions, rejections and rollbacks, oldest first."""
+    """Promotions, rejections and rollbacks, oldest first, with who did them (by) and why (reason)."""
     entries = registry.history()
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return
     rows = [(e.get("time", "")[:19], e["event"] + (" (forced)" if e.get("forced") else ""), e["version"],
-             e.get("previous_best") or "-", e.get("reason", "")) for e in entries]
-    click.echo(text_table(["time (UTC)", "event", "version", "previous best", "reason"], rows))
+             e.get("previous_best") or "-", e.get("retired") or "-", e.get("by") or "-", e.get("reason", ""))
+            for e in entries]
+    click.echo(text_table(["time (UTC)", "event", "version", "previous best", "retired", "by", "reason"], rows))
+
+
+@models.command("tree")
+@click.option("--json", "as_json", is_flag=True, help="Print the lineage as nested JSON objects (key \"children\").")
+@_with_registry
+def tree_command(registry: ModelRegistry, as_json: bool) -> None:
+    """The lineage: which version was trained from which, with generation, status (forced marked), gate score
+    [CI] and decision, anchor figure and the best model. Each line of descent is one list; other children of a
+    version hang under it as "branch from V"."""
+    records, best = _readable(registry)
+    forest = lineage_tree(records, best)
+    if as_json:
+        click.echo(lineage_json(forest))
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:   # piped or captured: whole lines, never cut at 80 columns
+        console = Console(highlight=False, width=UNWRAPPED_WIDTH)
+    title = f"{registry.game_name or registry.directory}: {len(records)} versions, best {best or 'none yet'}"
+    console.print(lineage_renderable(forest, title))
 
 
 @models.command("init")

@@ -25,6 +25,8 @@ from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatien
                                ttl_kwargs)
 from services.payloads import SelfPlayPayload, SelfPlayResult, TrainPayload, TrainResult
 from shared.config import PipelineConfig
+from shared.games import make_game
+from shared.shards.resign_calibration import ResignCalibration, calibrated_resign_threshold, no_resign_samples
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
 
@@ -70,6 +72,11 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
     layout = DataLayout(Path(data_dir), config.game.name)
     ids = layout.job_ids()
     service = config.selfplay_service()
+    resign = _resign_threshold(config, layout, generation)
+    if resign is not None:
+        logger.info("gen %d self-play: %s", generation, resign.describe())
+        service = service.model_copy(update={"selfplay": service.selfplay.model_copy(
+            update={"resign_threshold": resign.threshold})})
     specs = []
     for i in range(config.selfplay.jobs_per_generation):
         job_id = ids.selfplay(generation, model_version, i)
@@ -100,6 +107,17 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                 generation, totals["games"], totals["positions"], totals["first_player_wins"], totals["draws"],
                 totals["second_player_wins"], resigns)
     return totals
+
+
+def _resign_threshold(config: PipelineConfig, layout: DataLayout, generation: int) -> ResignCalibration | None:
+    """The calibrated resignation threshold for `generation` (shared.shards.resign_calibration) from the no-resign
+    games of the 3 generations before it; None when resignation or its calibration is off."""
+    selfplay = config.selfplay
+    if selfplay.resign_threshold is None or not selfplay.resign_calibration:
+        return None
+    samples = no_resign_samples(layout.shards_dir, range(max(1, generation - 3), generation),
+                                make_game(config.game.name))
+    return calibrated_resign_threshold(samples, selfplay.resign_threshold, selfplay.resign_false_rate)
 
 
 def resign_summary(totals: dict[str, int]) -> str:

@@ -22,13 +22,12 @@ from flows.promote import ensure_anchor
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.phase import read_phase
-from shared.registry import ModelRegistry
-
-DECIDED = ("promoted", "rejected")
+from shared.registry import DECIDED, ModelRegistry
 
 
 def next_generation(registry: ModelRegistry) -> int:
-    """1 + the newest generation whose candidate was promoted or rejected (1 for a new registry)."""
+    """1 + the newest generation whose candidate was decided: promoted, rejected, or promoted and later retired by a
+    rollback (1 for a new registry)."""
     decided = [v.generation for v in registry.list() if v.generation >= 1 and v.status in DECIDED]
     return max(decided, default=0) + 1
 

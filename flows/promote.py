@@ -21,6 +21,9 @@ from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.registry import BestChangedError, ModelRegistry
 
+#: The `by` of the gate's promotions and rejections in the registry history.
+GATE_ACTOR = "gate"
+
 
 def anchor_match(config: PipelineConfig, data_dir: str, version: str, generation: int, logger) -> dict[str, Any]:
     """Play `version` against the game's fixed anchor baseline (gate.anchor) so the Elo curve is anchored."""
@@ -87,12 +90,12 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
     promoted = False
     if gate["promote"]:
         try:
-            promoted = registry.promote(candidate, reason=f"gate gen {generation}: {reason}", expected_best=best) \
-                is not None or registry.best_version() == candidate
+            promoted = registry.promote(candidate, reason=f"gate gen {generation}: {reason}", expected_best=best,
+                                        by=GATE_ACTOR) is not None or registry.best_version() == candidate
         except BestChangedError as exc:
             reason = str(exc)
     if not promoted:
-        registry.reject(candidate, reason=reason)
+        registry.reject(candidate, reason=reason, by=GATE_ACTOR)
         logger.info("%s gen %d: rejected %s (%s)", game, generation, candidate, reason)
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)

@@ -1,5 +1,6 @@
 """The `rollback` and `promote` flows: move a game's best model from the Prefect UI (deployments served by
-`zeroforge ui`), through the registry's own `rollback` and `promote`, exactly as `zeroforge models` does.
+`zeroforge ui`), through the registry's own `rollback` and `promote`, exactly as `zeroforge models` does; the
+history records them as made by "prefect-ui".
 
 A change takes effect at the next generation: a running pipeline reads the best version at the start of
 each generation (flows/generation.py, initial_model_task), and a gate already running against the old best
@@ -16,6 +17,9 @@ from flows.naming import run_name
 from flows.prefect_env import check_served_data_dir
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry, RegistryError
+
+#: Who the registry's history names for changes made through these flows.
+UI_ACTOR = "prefect-ui"
 
 
 def open_registry(data_dir: str, game: str) -> ModelRegistry:
@@ -61,7 +65,8 @@ def rollback_flow(data_dir: str, game: str, version: str | None = None,
     (versions as 6-digit strings). Fails with the registry's one-line reason when the rollback is refused."""
     registry = open_registry(data_dir, game)
     target = previous_best(registry) if version is None else version
-    return _report(get_run_logger(), "rolled back to", game, registry.rollback(target, reason), registry, target)
+    return _report(get_run_logger(), "rolled back to", game, registry.rollback(target, reason, by=UI_ACTOR), registry,
+                   target)
 
 
 @flow(name="promote", flow_run_name=run_name("promote-{version}", create_identity=False))
@@ -70,5 +75,5 @@ def promote_flow(data_dir: str, game: str, version: str, reason: str = "promoted
     """Make `version` the best model of `game` under `data_dir` (a rejected version only with `force`).
     Returns {"changed", "best", "previous_best"}; fails with the registry's one-line reason when refused."""
     registry = open_registry(data_dir, game)
-    entry = registry.promote(version, reason, force=force)
+    entry = registry.promote(version, reason, force=force, by=UI_ACTOR)
     return _report(get_run_logger(), "promoted", game, entry, registry, version)

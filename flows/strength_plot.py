@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flows.plotting import generation_axis, new_figure, png_markdown, save_png
-from shared.registry import ModelRegistry
+from shared.registry import WAS_BEST, ModelRegistry
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,11 @@ class StrengthPoint:
 
 
 def strength_points(registry: ModelRegistry) -> list[StrengthPoint]:
-    """The promoted versions (and the initial model) in generation order, with their figures."""
+    """The versions that were best at some time (promoted or retired; the initial model too) and candidates whose
+    gate said promote, in generation order, with their figures."""
     points, cumulative = [], 0.0
     for v in sorted(registry.list(), key=lambda v: (v.generation, v.version)):
-        if v.status != "promoted" and not (v.gate or {}).get("promote"):
+        if v.status not in WAS_BEST and not (v.gate or {}).get("promote"):
             continue
         gate = v.gate or {}
         if v.generation > 0 and "elo" in gate:

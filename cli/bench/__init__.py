@@ -86,21 +86,34 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
 @click.option("--no-solver", is_flag=True, help="Switch the search's proven-result solver off.")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the table evaluator and the moves.")
+@click.option("--cpu-time", is_flag=True,
+              help="Time with this thread's CPU time instead of the wall clock (steadier on a loaded machine).")
+@click.option("--phases", is_flag=True,
+              help="Print the CPU time of each phase of a search step instead (select, leaf positions, evaluate + "
+                   "expand, backup, ...; leaves per step 1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: int, no_solver: bool, seed: int,
-           as_json: bool) -> None:
+           cpu_time: bool, phases: bool, as_json: bool) -> None:
     """Time the batched search alone (a table evaluator stands in for the network): simulations/s, ms/step."""
     from cli.bench.search import benchmark_search
     from cli.play_common import user_errors
 
+    if phases:
+        from cli.bench.search_phases import format_phases, phase_times
+
+        with user_errors():
+            times = phase_times(game_name, games=games, sims=sims, moves=moves, solver=not no_solver, seed=seed)
+        click.echo(json.dumps(times) if as_json else format_phases(times))
+        return
     with user_errors():
         report = benchmark_search(game_name, games=games, sims=sims, moves=moves, leaves_per_step=leaves_per_step,
-                                  solver=not no_solver, seed=seed)
+                                  solver=not no_solver, seed=seed, cpu_time=cpu_time)
     if as_json:
         click.echo(json.dumps(report))
         return
     click.echo(f"{report['game']} B={report['games']} sims={report['sims']} solver={report['solver']}: "
                f"{report['simulations_per_s']:,.0f} simulations/s, {report['ms_per_step']:.2f} ms/step "
+               f"({report['clock']} time) "
                f"(table evaluator {report['evaluator_ms_per_step']:.2f} ms/step; first-call compile "
                f"{report['compile_s']:.1f} s)")
 

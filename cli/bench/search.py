@@ -11,6 +11,7 @@ second and milliseconds per search step.
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -23,29 +24,33 @@ class _TableEvaluator:
     """Logits and value looked up from a fixed random table by a hash of the board (a stand-in for a network
     whose output depends on the position); records the time spent inside it."""
 
-    def __init__(self, num_cells: int, num_actions: int, rng: np.random.Generator) -> None:
-        self.num_cells = num_cells
+    def __init__(self, num_cells: int, num_actions: int, rng: np.random.Generator,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.num_cells, self.clock = num_cells, clock
         self.weights = rng.integers(1, 1 << 20, size=num_cells).astype(np.int64)
         self.logits = rng.normal(size=(4099, num_actions)).astype(np.float32)
         self.seconds = 0.0
 
     def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        start = time.perf_counter()
+        start = self.clock()
         rows = ((states[:, : self.num_cells].astype(np.int64) + 1) @ self.weights) % self.logits.shape[0]
         out = self.logits[rows], np.tanh(self.logits[rows, 0])
-        self.seconds += time.perf_counter() - start
+        self.seconds += self.clock() - start
         return out
 
 
 def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: int = 8, leaves_per_step: int = 1,
-                     solver: bool = True, seed: int = 0, warmup: bool = True) -> dict:
+                     solver: bool = True, seed: int = 0, warmup: bool = True, cpu_time: bool = False) -> dict:
     """Time the search alone on `games` concurrent self-play games for `moves` plies; returns a dict:
 
     game, games, sims, moves, leaves_per_step, solver; steps (search steps run: one evaluator call each, root
     evaluations not counted), simulations (tree simulations run), simulations_per_s and ms_per_step (search and
     tree-advance time with the evaluator's time subtracted), evaluator_ms_per_step, compile_s (first-call cost
-    of the compiled kernels in this process, 0 when already compiled or cached).
+    of the compiled kernels in this process, 0 when already compiled or cached), clock ("wall" or "cpu").
+    cpu_time=True times with this thread's CPU time instead of the wall clock (on a loaded machine it leaves out
+    the time other processes held the core; cache contention still counts).
     """
+    clock = time.thread_time if cpu_time else time.perf_counter
     game = make_game(game_name)
     config = SearchConfig(num_simulations=sims, leaves_per_step=leaves_per_step, solver=solver)
     compile_s = 0.0
@@ -57,7 +62,7 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
         warm.advance(choose_moves(result, 1.0, warm_rng))
         compile_s = time.perf_counter() - start
     rng = np.random.default_rng(seed)
-    evaluator = _TableEvaluator(game.num_cells, game.num_actions, rng)
+    evaluator = _TableEvaluator(game.num_cells, game.num_actions, rng, clock)
     mcts = BatchedMCTS(game, evaluator, config, rng)
     states = game.initial_states(games)
     searched, steps, seconds = 0, 0, 0.0
@@ -65,13 +70,13 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
         idx = np.flatnonzero(~game.is_terminal(states))
         if idx.size == 0:
             break
-        start = time.perf_counter()
+        start = clock()
         result = mcts.search(states[idx], add_noise=True, slots=idx)
-        seconds += time.perf_counter() - start
+        seconds += clock() - start
         actions = choose_moves(result, 1.0, rng)
-        start = time.perf_counter()
+        start = clock()
         mcts.advance(actions, slots=idx)
-        seconds += time.perf_counter() - start
+        seconds += clock() - start
         states[idx] = game.step(states[idx], actions)
         searched += idx.size
         steps += -(-sims // leaves_per_step)
@@ -80,4 +85,5 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
     return {"game": game_name, "games": games, "sims": sims, "moves": moves, "leaves_per_step": leaves_per_step,
             "solver": solver, "steps": steps, "simulations": simulations,
             "simulations_per_s": simulations / search_s, "ms_per_step": 1000.0 * search_s / steps,
-            "evaluator_ms_per_step": 1000.0 * evaluator.seconds / steps, "compile_s": compile_s}
+            "evaluator_ms_per_step": 1000.0 * evaluator.seconds / steps, "compile_s": compile_s,
+            "clock": "cpu" if cpu_time else "wall"}

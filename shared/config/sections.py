@@ -116,6 +116,15 @@ class SelfPlaySection(Section):
         description="Share of games (drawn per game) that never resign; they measure false resignations "
         "(the player who would have resigned won or drew).",
     )
+    resign_calibration: bool = Field(
+        default=True,
+        description="Each generation, lower the threshold (never above resign_threshold) to the highest one whose "
+        "false resignations on the last 3 generations' no-resign games stay within resign_false_rate.",
+    )
+    resign_false_rate: float = Field(
+        default=0.05, gt=0, lt=1,
+        description="Largest share of false resignations the calibrated threshold allows (AlphaGo Zero: 5%).",
+    )
     full_search_fraction: float = Field(
         default=1.0, gt=0, le=1,
         description="Playout cap randomisation: each move is a full search (root noise, recorded for training) "

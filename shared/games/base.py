@@ -86,6 +86,20 @@ class Game(abc.ABC):
     def step(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """Play one legal action in each state: states [B, S] int16, actions [B] int -> new states [B, S] int16."""
 
+    def step_stored(self, store: np.ndarray, slots: np.ndarray, parents: np.ndarray, children: np.ndarray,
+                    actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`step` on positions kept in a store (the search's tree): store [T, N, S] int16; slots, parents, children,
+        actions [K] int64. Plays actions[k] in store[slots[k], parents[k]] and writes the new position to
+        store[slots[k], children[k]] (another row; the parent rows are not changed).
+
+        Returns (terminal [K] bool, value [K] float32): `is_terminal` and `terminal_value` of the new positions
+        (value for the NEW position's side to move). Generic default: gather, `step`, scatter; games with
+        compiled rules override it with one pass that gives the same positions.
+        """
+        new = self.step(store[slots, parents], actions)
+        store[slots, children] = new
+        return self.is_terminal(new), self.terminal_value(new)
+
     def is_terminal(self, states: np.ndarray) -> np.ndarray:
         """states [B, S] int16 -> [B] bool."""
         return states[:, self.num_cells + F_DONE] != 0

@@ -11,7 +11,7 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_PLAYER, F_PLY
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line, line_move_outcomes
+from shared.games.lines import completes_line, line_move_outcomes, line_step_stored
 
 
 class InARowGame(GridGame):
@@ -43,6 +43,12 @@ class InARowGame(GridGame):
         board_full = states[:, self.num_cells + F_PLY] + 1 >= self.num_cells
         self._record_move(new, actions, done=won | board_full, winner=np.where(won, mover, 0))
         return new
+
+    def step_stored(self, store: np.ndarray, slots: np.ndarray, parents: np.ndarray, children: np.ndarray,
+                    actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`Game.step_stored`, compiled (`shared.games.lines.line_step_stored`): the same positions as `step`."""
+        return line_step_stored(store, slots, parents, children, actions, self.height, self.width, self.n_in_row,
+                                gravity=False)
 
     # ----- tactics -------------------------------------------------------------------------------
     def winning_moves(self, states: np.ndarray) -> np.ndarray:

@@ -8,6 +8,9 @@ boards. "n OR MORE" (freestyle, overlines included) wins.
 (its immediate winning cells, ignoring whose turn it is and gravity), found with a sliding window sum along
 every line of the board.
 
+`line_step_stored`: Game.step_stored (one move on positions kept in the search's store) for n-in-a-row games,
+compiled; the numpy rules of the games stay the reference (tests compare them move for move).
+
 `line_move_outcomes`: Game.move_outcomes for n-in-a-row games, stones placed anywhere (gravity=False) or dropped
 into columns (gravity=True, Connect Four), from the completion cells, in one compiled pass.
 
@@ -21,7 +24,7 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from shared.games.base import F_DONE, F_PLAYER
+from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS
 
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -56,25 +59,93 @@ def completes_line(cells: np.ndarray, rows: np.ndarray, cols: np.ndarray, height
     return _completes_line(np.ascontiguousarray(cells), played, height, width, n_in_row)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _line_through(board, played, height, width, n_in_row):
+    """Whether the stone on cell `played` of one flat board [H*W] is part of n_in_row or more in a line."""
+    row, col = played // width, played % width
+    colour = board[played]
+    for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        run = 1
+        for sign in (1, -1):
+            r, c = row + sign * d_row, col + sign * d_col
+            steps = 0
+            while steps < n_in_row - 1 and 0 <= r < height and 0 <= c < width and board[r * width + c] == colour:
+                run += 1
+                steps += 1
+                r, c = r + sign * d_row, c + sign * d_col
+        if run >= n_in_row:
+            return True
+    return False
+
+
 @numba.njit(cache=True, nogil=True)
 def _completes_line(cells, played, height, width, n_in_row):
     out = np.zeros(cells.shape[0], np.bool_)
     for b in range(cells.shape[0]):
-        row, col = played[b] // width, played[b] % width
-        colour = cells[b, played[b]]
-        for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            run = 1
-            for sign in (1, -1):
-                r, c = row + sign * d_row, col + sign * d_col
-                steps = 0
-                while steps < n_in_row - 1 and 0 <= r < height and 0 <= c < width and cells[b, r * width + c] == colour:
-                    run += 1
-                    steps += 1
-                    r, c = r + sign * d_row, c + sign * d_col
-            if run >= n_in_row:
-                out[b] = True
-                break
+        out[b] = _line_through(cells[b], played[b], height, width, n_in_row)
     return out
+
+
+def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, children: np.ndarray,
+                     actions: np.ndarray, height: int, width: int, n_in_row: int,
+                     gravity: bool) -> tuple[np.ndarray, np.ndarray]:
+    """`Game.step_stored` for n-in-a-row games, compiled: the rules of `InARowGame` (gravity=False, action = cell)
+    and `Connect4` (gravity=True, action = column, the disc lands on the lowest empty cell) on positions kept in
+    a store [T, N, S] int16. Plays actions[k] in store[slots[k], parents[k]] and writes the new position to
+    store[slots[k], children[k]] (a different row). slots, parents, children, actions [K] int64.
+
+    Returns (terminal [K] bool, value [K] float32: the new position's result for ITS side to move, 0 unless
+    terminal). A finished parent is copied unchanged, as `GridGame.step` does.
+    """
+    count = slots.shape[0]
+    if store.ndim != 3 or store.dtype != np.int16 or store.shape[2] < height * width + NUM_FIELDS:
+        raise ValueError(f"step_stored: store must be [T, N, S >= {height * width + NUM_FIELDS}] int16, got "
+                         f"{store.dtype} {store.shape}; pass the search tree's node_states")
+    if not parents.shape[0] == children.shape[0] == actions.shape[0] == count:
+        raise ValueError(f"step_stored: slots, parents, children and actions need one entry per move, got lengths "
+                         f"{count}, {parents.shape[0]}, {children.shape[0]}, {actions.shape[0]}")
+    terminal = np.empty(count, np.bool_)
+    value = np.empty(count, np.float32)
+    _step_stored(store, np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(parents, np.int64),
+                 np.ascontiguousarray(children, np.int64), np.ascontiguousarray(actions, np.int64), height, width,
+                 n_in_row, gravity, terminal, value)
+    return terminal, value
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_stored(store, slots, parents, children, actions, height, width, n_in_row, gravity, terminal, value):
+    num_cells = height * width
+    last = store.shape[2] - 1
+    touched = 0
+    for k in range(slots.shape[0]):
+        # First touch every row in a tight loop of independent loads (the rows are usually out of cache: their
+        # misses overlap here instead of one by one behind each row's rules below).
+        touched += store[slots[k], parents[k], 0] + store[slots[k], parents[k], last]
+        touched += store[slots[k], children[k], 0] + store[slots[k], children[k], last]
+    for k in range(slots.shape[0]):
+        old, new = store[slots[k], parents[k]], store[slots[k], children[k]]
+        for i in range(old.shape[0]):
+            new[i] = old[i]
+        if old[num_cells + F_DONE] == 0:
+            mover, action = old[num_cells + F_PLAYER], actions[k]
+            cell = action
+            if gravity:                                                # the lowest empty cell of the column
+                empty = 0
+                for row in range(height):
+                    empty += old[row * width + action] == 0
+                cell = (empty - 1) * width + action
+            new[cell] = mover
+            won = _line_through(new, cell, height, width, n_in_row)
+            new[num_cells + F_LAST] = action
+            new[num_cells + F_PLY] = old[num_cells + F_PLY] + 1
+            new[num_cells + F_PLAYER] = -mover                         # the opponent moves next
+            new[num_cells + F_DONE] = won or old[num_cells + F_PLY] + 1 >= num_cells
+            new[num_cells + F_WINNER] = mover if won else 0
+        done = new[num_cells + F_DONE] != 0
+        terminal[k] = done
+        # Result for the new side to move: winner * player (a win of the mover is a loss for the side to move).
+        value[k] = np.float32(new[num_cells + F_WINNER]) * np.float32(new[num_cells + F_PLAYER]) if done else 0.0
+    return touched                                                     # returned so the touches are not removed
 
 
 def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,14 +4,17 @@ Directory (one per game, DataLayout(root, game).registry_dir):
 
     versions/000001/model.pt     the registered copy of the model file (never modified)
     versions/000001/meta.json    ModelVersion record (status, parent, generation, training, gate, checksum, ...)
-    best.json                    {"version", "since", "event", "reason"}: the model self-play uses
-    history.jsonl                one JSON object per promotion, rejection or rollback
+    best.json                    {"version", "since", "event", "reason", "by"}: the model self-play uses
+    history.jsonl                one JSON object per promotion, rejection or rollback (who: "by"; why: "reason")
     registry.lock                filelock held around every read-modify-write
 
 A version directory is assembled under a hidden staging name and renamed into place, so a version
 either exists completely or not at all. Every file write is temp file + fsync + os.replace. Version
 numbers are allocated under the lock, so concurrent registrations get distinct versions.
 Status changes write meta.json, then best.json, then history.jsonl.
+
+Statuses (shared.registry.version): candidate -> promoted (by its gate, or forced) or rejected; a promoted
+version that a rollback abandons becomes retired, one superseded by a newer promotion stays promoted.
 """
 from __future__ import annotations
 
@@ -29,14 +32,15 @@ from filelock import FileLock, Timeout
 
 from shared.atomic import fsync_dir
 from shared.layout import META_FILE_NAME, MODEL_FILE_NAME, RegistryLayout
+from shared.registry.actor import resolve_actor
 from shared.registry.files import (
     RegistryError, append_line_atomic, copy_with_sha256, read_json_object, sha256_of_file, to_json_text,
     write_json_atomic,
 )
 from shared.registry.modelinfo import describe_model_file
 from shared.registry.version import (
-    CANDIDATE, PROMOTED, REJECTED, ModelVersion, is_version_name,
-    normalise_version, version_from_meta,
+    CANDIDATE, PROMOTED, REJECTED, RETIRED, WAS_BEST, ModelVersion, is_version_name, normalise_version,
+    version_from_meta,
 )
 
 log = logging.getLogger(__name__)
@@ -115,7 +119,9 @@ class ModelRegistry:
         return self.get(version) if version else None
 
     def history(self) -> list[dict[str, Any]]:
-        """Promotions, rejections and rollbacks, oldest first: {"time", "event", "version", "previous_best", "reason", ...}."""
+        """Promotions, rejections and rollbacks, oldest first: {"time", "event", "version", "previous_best", "reason",
+        "by", ...} ("forced": true when force was needed; "retired": the version a rollback abandoned). Entries
+        written before `by` was recorded have no "by"."""
         if not self.history_path.exists():
             return []
         try:
@@ -240,8 +246,10 @@ class ModelRegistry:
             self._write_meta(updated)
         return updated
 
-    def _append_history(self, event: str, version: str, previous: str | None, reason: str, **more: Any) -> dict[str, Any]:
-        entry = {"time": utc_now(), "event": event, "version": version, "previous_best": previous, "reason": reason, **more}
+    def _append_history(self, event: str, version: str, previous: str | None, reason: str, by: str,
+                        **more: Any) -> dict[str, Any]:
+        entry = {"time": utc_now(), "event": event, "version": version, "previous_best": previous, "reason": reason,
+                 "by": by, **more}
         append_line_atomic(self.history_path, json.dumps(entry, sort_keys=True))
         return entry
 
@@ -254,25 +262,53 @@ class ModelRegistry:
                 return None
             raise
 
-    def _move_best(self, record: ModelVersion, event: str, reason: str, force: bool) -> dict[str, Any]:
-        """Make `record` best (lock held): status promoted in meta.json, then best.json, then history."""
+    def _retire(self, abandoned: str | None, target: str, reason: str, now: str) -> str | None:
+        """Mark `abandoned` (the best a rollback to `target` leaves) retired (lock held); returns its version, or
+        None when nothing is retired (no best, best is `target`, or its record is unreadable or not promoted)."""
+        if abandoned is None or abandoned == target:
+            return None
+        try:
+            record = self.get(abandoned)
+        except RegistryError as exc:   # a forced rollback away from a damaged version still repairs best.json
+            log.warning("version %s is left as it is (not retired): %s", abandoned, exc)
+            return None
+        if record.status != PROMOTED:
+            return None
+        self._write_meta(_replace(record, status=RETIRED, status_reason=f"rolled back to {target}: {reason}",
+                                  status_changed=now))
+        return record.version
+
+    def _move_best(self, record: ModelVersion, event: str, reason: str, *, forced: bool, by: str,
+                   retire_previous: bool) -> dict[str, Any]:
+        """Make `record` best (lock held): its meta.json (status promoted, `forced` kept once set), then the
+        abandoned best's meta.json (retired) when `retire_previous`, then best.json, then history. In that order
+        the same call, run again after a crash, completes the change (its history event then lacks "forced",
+        which the version's meta.json already has)."""
         previous = self._current_best(tolerate_damage=True)
         now = utc_now()
         if record.status != PROMOTED:
-            self._write_meta(_replace(record, status=PROMOTED, status_reason=reason, status_changed=now))
-        write_json_atomic(self.best_path, {"version": record.version, "since": now, "event": event, "reason": reason}, "best")
-        extra = {"forced": True} if force else {}
-        return self._append_history(event, record.version, previous, reason, **extra)
+            self._write_meta(_replace(record, status=PROMOTED, status_reason=reason, status_changed=now,
+                                      forced=record.forced or forced))
+        retired = self._retire(previous, record.version, reason, now) if retire_previous else None
+        write_json_atomic(self.best_path, {"version": record.version, "since": now, "event": event, "reason": reason,
+                                           "by": by}, "best")
+        extra = {**({"forced": True} if forced else {}), **({"retired": retired} if retired else {})}
+        return self._append_history(event, record.version, previous, reason, by, **extra)
 
     def promote(self, version: str | int, reason: str, *, force: bool = False,
-                expected_best: str | None | object = ANY_BEST) -> dict[str, Any] | None:
+                expected_best: str | None | object = ANY_BEST, by: str | None = None) -> dict[str, Any] | None:
         """Make `version` the best model: THE promotion of zeroforge (the gate's decision, the initial model and
-        `zeroforge models promote` all call it). A rejected version needs force=True.
+        `zeroforge models promote` all call it). The version that was best stays `promoted`.
 
+        A version that never passed a gate needs force=True, and is then recorded as forced (`forced: true`
+        in its meta.json and in the history event): a rejected one, or a candidate whose gate result does not
+        say promote while a best exists (the first model of a registry has nothing to be gated against).
         expected_best: compare-and-swap; when given (a version, or None for "no best yet"), promote only if
-        best still is that version, else BestChangedError (nothing changes). Returns the history entry, or
-        None when `version` already is best (nothing changes, so retried flows are harmless).
+        best still is that version, else BestChangedError (nothing changes). by: who promotes, recorded in the
+        history (None: "<user>@<host>"; the gate passes "gate"). Returns the history entry, or None when
+        `version` already is best (nothing changes, so retried flows are harmless).
         """
+        actor = resolve_actor(by)
         with self._acquire():
             record = self.get(version)
             current = self.best_version()
@@ -283,38 +319,61 @@ class ModelRegistry:
                     f"best changed from {expected_best or 'none'} to {current or 'none'} while {record.version} "
                     "was evaluated against it; not promoted"
                 )
-            if record.status == REJECTED and not force:
-                raise RegistryError(f"version {record.version} was rejected ({record.status_reason}); promote it with --force if you mean it")
-            return self._move_best(record, "promote", reason, force and record.status == REJECTED)
+            ungated = _why_ungated(record, current)
+            if ungated and not force:
+                raise RegistryError(f"version {record.version} {ungated}; promote it with --force if you mean it "
+                                    "(it is then recorded as forced)")
+            return self._move_best(record, "promote", reason, forced=ungated is not None, by=actor,
+                                   retire_previous=False)
 
-    def reject(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
-        """Mark a candidate rejected. The current best cannot be rejected (roll back first); a formerly
-        promoted version needs force=True. Returns the history entry, or None if it already was rejected."""
+    def reject(self, version: str | int, reason: str, *, force: bool = False,
+               by: str | None = None) -> dict[str, Any] | None:
+        """Mark a candidate rejected. The current best cannot be rejected (roll back first); a version that was
+        best before (promoted or retired) needs force=True. by: as for promote. Returns the history entry, or None
+        if it already was rejected."""
+        actor = resolve_actor(by)
         with self._acquire():
             record = self.get(version)
             if record.status == REJECTED:
                 return None
             if self.best_version() == record.version:
                 raise RegistryError(f"version {record.version} is the current best; roll back to another version before rejecting it")
-            if record.status == PROMOTED and not force:
-                raise RegistryError(f"version {record.version} was promoted before; reject it with --force if you mean it")
+            if record.status in WAS_BEST and not force:
+                raise RegistryError(f"version {record.version} was promoted before (status {record.status}); "
+                                    "reject it with --force if you mean it")
             self._write_meta(_replace(record, status=REJECTED, status_reason=reason, status_changed=utc_now()))
-            extra = {"forced": True} if force and record.status == PROMOTED else {}
-            return self._append_history("reject", record.version, self.best_version(), reason, **extra)
+            extra = {"forced": True} if record.status in WAS_BEST else {}
+            return self._append_history("reject", record.version, self.best_version(), reason, actor, **extra)
 
-    def rollback(self, version: str | int, reason: str, *, force: bool = False) -> dict[str, Any] | None:
-        """Point best back at `version`, which must have been promoted before (any version with force=True).
-        The next generation's self-play then uses it. Returns the history entry, or None if it already is best."""
+    def rollback(self, version: str | int, reason: str, *, force: bool = False,
+                 by: str | None = None) -> dict[str, Any] | None:
+        """Point best back at `version`, which must have been best before (status promoted or retired; any version
+        with force=True, then recorded as forced). The version that was best becomes `retired`, its status_reason
+        "rolled back to <version>: <reason>". The next generation's self-play uses `version`. by: as for promote.
+        Returns the history entry (with "retired": the abandoned version), or None if it already is best."""
+        actor = resolve_actor(by)
         with self._acquire():
             record = self.get(version)
             if self._current_best(tolerate_damage=force) == record.version:
                 return None
-            if record.status != PROMOTED and not force:
+            never_best = record.status not in WAS_BEST
+            if never_best and not force:
                 raise RegistryError(
                     f"version {record.version} was never promoted (status {record.status}); roll back only to a "
                     "previously promoted version, or pass --force"
                 )
-            return self._move_best(record, "rollback", reason, force and record.status != PROMOTED)
+            return self._move_best(record, "rollback", reason, forced=never_best, by=actor, retire_previous=True)
+
+
+def _why_ungated(record: ModelVersion, best: str | None) -> str | None:
+    """Why promoting `record` needs force ('was rejected (...)', 'never passed a gate (...)'), None when it may
+    be promoted: it passed its gate, was best before (promoted/retired), or is a candidate while there is no best."""
+    if record.status == REJECTED:
+        return f"was rejected ({record.status_reason or 'no reason recorded'})"
+    if record.status == CANDIDATE and not record.passed_gate and best is not None:
+        decision = "none" if not record.gate else f"promote={record.gate.get('promote')!r}"
+        return f"never passed a gate (status candidate, gate result: {decision})"
+    return None
 
 
 def _replace(record: ModelVersion, **changes: Any) -> ModelVersion:

@@ -3,7 +3,8 @@
 The trees of all games live in one `TreeStorage` (arrays, batch first; numba kernels do the per-node work, see
 shared.search.jit for the compile cache). One search step runs, for
 `leaves_per_step` rounds, SELECT (a compiled descent of every searched tree, virtual loss keeps the rounds
-apart, new children are created on the way) and the game's `step` for the new leaves; then EVALUATE (ONE
+apart, new children are created on the way) and the game's `step_stored` for the new leaves (their positions
+written straight into the tree; compiled for Connect Four and the in-a-row games); then EVALUATE (ONE
 evaluator call for all new non-terminal leaves of all trees), EXPAND (priors, and with the solver the game's
 move outcomes) and BACK UP (a compiled walk up every path, then proven results are propagated).
 
@@ -288,31 +289,30 @@ class BatchedMCTS:
 
     def _create_leaves(self, slots: np.ndarray, sel: Selection, offset: int,
                        leaf_values: np.ndarray) -> tuple[np.ndarray, ...] | None:
-        """Compute the positions of the children the selection created (one `game.step` for all of them).
+        """Compute the positions of the children the selection created (one `game.step_stored` for all of them,
+        written into the tree).
 
         Terminal ones get their exact value in leaf_values[offset + r] (game.terminal_value, side to move at the
-        leaf). Returns (slots, nodes, ids, states [M, S] int16) of the new non-terminal leaves, or None.
+        leaf). Returns (slots, nodes, ids) of the new non-terminal leaves, or None.
         """
-        tree = self._tree
         rows = np.flatnonzero(sel.leaf_kind == LEAF_NEW)
         if rows.size == 0:
             return None
         new_slots, nodes = slots[rows], sel.leaf_child[rows]
-        child_states = self.game.step(tree.states_of(new_slots, sel.leaf_parent[rows]), sel.leaf_action[rows])
-        terminal = self.game.is_terminal(child_states)
-        terminal_value = self.game.terminal_value(child_states)         # side to move in the child
-        tree.set_leaf_states(new_slots, nodes, child_states, terminal, terminal_value, self.config.solver)
+        terminal, terminal_value = self._tree.play_leaves(self.game, new_slots, sel.leaf_parent[rows], nodes,
+                                                          sel.leaf_action[rows], self.config.solver)
         ids = rows + offset
-        leaf_values[ids] = terminal_value
+        leaf_values[ids] = terminal_value                                # side to move in the child
         if terminal.all():
             return None
         live = ~terminal
-        return new_slots[live], nodes[live], ids[live], child_states[live]
+        return new_slots[live], nodes[live], ids[live]
 
-    def _evaluate_and_expand(self, leaf_values: np.ndarray, slots: np.ndarray, nodes: np.ndarray, ids: np.ndarray,
-                             states: np.ndarray) -> None:
+    def _evaluate_and_expand(self, leaf_values: np.ndarray, slots: np.ndarray, nodes: np.ndarray,
+                             ids: np.ndarray) -> None:
         """Evaluate new leaves (one evaluator call), expand them (priors; with the solver, the game's move outcomes
         when cheap) and put their values in leaf_values[ids]: the network's, or the exact +-1 of a proven leaf."""
+        states = self._tree.states_of(slots, nodes)
         logits, values = self._evaluate(states)
         legal = self.game.legal_mask(states)
         solver = self.config.solver and self.game.fast_move_outcomes

@@ -14,7 +14,9 @@ no flip) minus a reduction. The root uses the same rule, with or without noise. 
 in exactly the order of the former numpy formula (u = P / (1 + N(s, a)) * (c_puct * sqrt(N(s))); score = u - (-Q)),
 so results match the recursive reference search bit for bit.
 
-Without reading whole [A] rows: a node's created children are walked through its child list, and among the
+Games of few actions (tree.ROW_SCAN_ACTIONS, e.g. Connect Four) keep no lists: one pass over the node's [A] rows
+(`scan_row`) scores every legal action, created or not, in action order. Larger games avoid reading whole
+[A] rows: a node's created children are walked through its child list, and among the
 children not created yet (W = 0, N = 0) the score P * c - (0 - Q_fpu) only grows with P, so the best of them is
 found by walking the node's top_actions (prior descending, action ascending) until a score drops below the
 first one (all tied actions are seen; the lowest index wins). The list is ranked when the node is expanded
@@ -147,6 +149,28 @@ def build_top_actions(slot, node, nodes, children, prior, top_actions):
 
 
 @inline
+def scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_proven):
+    """The best PUCT score of a node found by one pass over its whole [A] row (games of few actions): -> action.
+
+    The same scores as `best_action`'s two lists, in action order, so the first best is the lowest index."""
+    best, best_score = -1, f32(-np.inf)
+    for a in range(prior.shape[2]):
+        p = prior[slot, node, a]
+        if p == f32(-np.inf) or (skip_lost and edge_proven[slot, node, a] == -1):
+            continue                                                     # illegal, or proven lost
+        child = children[slot, node, a]
+        if child == UNVISITED:
+            score = p * scale - (f32(0.0) - fpu)
+        else:
+            kid = nodes[slot, child]
+            n = f32(kid.visits)
+            score = p / (n + f32(1.0)) * scale - kid.value_sum / n      # -Q(s, a): sign flip, see best_action
+        if score > best_score:
+            best, best_score = a, score
+    return best
+
+
+@inline
 def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> action (int)."""
     record = nodes[slot, node]
@@ -159,6 +183,8 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
     parent_q = record.value_sum / parent_n                               # node's own view (no flip)
     fpu = min(max(parent_q - fpu_reduction, f32(-1.0)), f32(1.0))
     scale = c_puct * f32(np.sqrt(parent_n))
+    if top_actions.shape[2] == 0:                                        # few actions: no lists (tree.top_k)
+        return scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_proven)
     # Created children (N >= 1: a created child always holds its first, possibly virtual, visit).
     best, best_score = -1, f32(-np.inf)
     child = record.first_child
@@ -220,7 +246,15 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
     count = slots.shape[0]
     rows = np.arange(count)
     at = np.zeros(count, np.int32)                                       # every path starts at the root
+    touched = f32(0.0)
     while count > 0:
+        for i in range(count):
+            # First touch this level's nodes and rows in a tight loop of independent loads (mostly out of cache:
+            # their misses overlap here instead of one by one behind each node's scoring below).
+            slot, node = slots[rows[i]], at[i]
+            touched += f32(nodes[slot, node].visits)
+            if top_actions.shape[2] == 0:
+                touched += prior[slot, node, 0] + f32(children[slot, node, 0])   # the rows scan_row reads
         still = 0
         for i in range(count):
             r, node = rows[i], at[i]
@@ -262,3 +296,4 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
             record.value_sum += virtual_loss
             node = record.parent
         nodes[slot, ROOT].visits += 1
+    return touched                                                       # returned so the touches are not removed

@@ -24,7 +24,7 @@ no Python object per node.
                                            side to move is the opponent)
     top_actions        [B, N, K]  int16    K legal actions with the highest priors, by prior descending and action
                                            ascending, among those not created when the list was last ranked
-                                           (K = top_k(A)); see `shared.search.puct`
+                                           (K = top_k(A), 0 in games of few actions); see `shared.search.puct`
     node_states        [B, N, S]  int16    the node's position
     num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
     alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shared.games.base import Game
 from shared.search.jit import f32, inline, kernel
 
 ROOT = 0
@@ -56,10 +57,16 @@ NO_ACTION = -1
 NO_CHILD = -1
 
 
+#: Games with at most this many actions choose by one pass over a node's [A] rows (shared.search.puct.scan_row)
+#: and keep no top_actions; measured faster for Connect Four (7), slower for 8x8 Gomoku (64).
+ROW_SCAN_ACTIONS = 16
+
+
 def top_k(num_actions: int) -> int:
-    """How many best-prior actions each node keeps ranked for selection: all of them in games of up to 16 actions,
-    else 4 (the ranking cost per expanded node grows with K; a node whose list runs out ranks its row again)."""
-    return num_actions if num_actions <= 16 else 4
+    """How many best-prior actions each node keeps ranked for selection: none in games of up to ROW_SCAN_ACTIONS
+    actions (selection scans the rows), else 4 (the ranking cost per expanded node grows with K; a node whose list
+    runs out ranks its row again)."""
+    return 0 if num_actions <= ROW_SCAN_ACTIONS else 4
 
 
 NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("action", np.int32),
@@ -153,13 +160,19 @@ class TreeStorage:
         return _gather_states(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
                               self.node_states)
 
-    def set_leaf_states(self, slots: np.ndarray, nodes: np.ndarray, states: np.ndarray, terminal: np.ndarray,
-                        terminal_value: np.ndarray, solver: bool) -> None:
-        """Store the positions of new nodes: slots, nodes [K], states [K, S] int16, terminal [K] bool, terminal_value
-        [K] float32 (side to move). With the solver a decided terminal node is proven: sign of its value."""
-        _store_leaves(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
-                      np.ascontiguousarray(states, np.int16), np.ascontiguousarray(terminal, np.bool_),
-                      np.ascontiguousarray(terminal_value, np.float32), solver, self.node_states, self.nodes)
+    def play_leaves(self, game: Game, slots: np.ndarray, parents: np.ndarray, nodes: np.ndarray, actions: np.ndarray,
+                    solver: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Compute the positions of new nodes: slots, parents, nodes, actions [K]; node k's position is its parent's
+        after actions[k] (`game.step_stored`, written in place). Marks the terminal ones; with the solver a decided
+        terminal node is proven: sign of its value. Returns (terminal [K] bool, terminal_value [K] float32, for
+        the new node's side to move)."""
+        slots = np.ascontiguousarray(slots, np.int64)
+        nodes = np.ascontiguousarray(nodes, np.int64)
+        terminal, terminal_value = game.step_stored(self.node_states, slots, np.ascontiguousarray(parents, np.int64),
+                                                    nodes, np.ascontiguousarray(actions, np.int64))
+        _mark_leaves(slots, nodes, np.ascontiguousarray(terminal, np.bool_),
+                     np.ascontiguousarray(terminal_value, np.float32), solver, self.nodes)
+        return terminal, terminal_value
 
     def expand(self, slots: np.ndarray, nodes: np.ndarray, logits: np.ndarray, legal: np.ndarray,
                outcomes: np.ndarray | None) -> np.ndarray:
@@ -206,12 +219,9 @@ def _gather_states(slots, node_ids, node_states):
 
 
 @kernel
-def _store_leaves(slots, node_ids, states, terminal, terminal_value, solver, node_states, nodes):
+def _mark_leaves(slots, node_ids, terminal, terminal_value, solver, nodes):
     for k in range(slots.shape[0]):
-        slot, node = slots[k], node_ids[k]
-        for i in range(node_states.shape[2]):
-            node_states[slot, node, i] = states[k, i]
-        record = nodes[slot, node]
+        record = nodes[slots[k], node_ids[k]]
         record.terminal = terminal[k]
         record.terminal_value = np.int8(terminal_value[k])             # -1, 0 or +1 (Game.terminal_value)
         if solver:
@@ -295,9 +305,10 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
                 wins |= outcome == 1
                 all_lose &= outcome == -1 or not legal[k, a]
                 any_proven |= outcome != 0
-        # Rank: after the first K legal priors, an action enters the list only when it beats the K-th.
+        # Rank: after the first K legal priors, an action enters the list only when it beats the K-th (no list
+        # when K = 0: selection scans the rows).
         ranked, floor = 0, minus_inf
-        for a in range(num_actions):
+        for a in range(num_actions if k_max > 0 else 0):
             p = prior[slot, node, a]
             if p > floor or (ranked < k_max and p != minus_inf):
                 ranked = insert_top(best_p, best_a, ranked, p, a)

@@ -152,7 +152,8 @@ def registry_template(tmp_path_factory, tiny_models) -> Path:
     first = registry.register(tiny_models["tictactoe"], generation=0).version
     registry.promote(first, reason="initial")
     second = registry.register(tiny_models["tictactoe"], parent=first, generation=1).version
-    registry.promote(second, reason="gate")
+    registry.set_gate_result(second, {"score": 0.6, "promote": True})
+    registry.promote(second, reason="gate", by="gate")
     return root
 
 
@@ -160,7 +161,8 @@ damaged_files = st.sampled_from(["best.json", "history.jsonl", "versions/000001/
                                  "versions/000002/meta.json", "versions/000002/model.pt"])
 models_commands = st.sampled_from([["ls"], ["ls", "--json"], ["history"], ["history", "--json"], ["show", "2"],
                                    ["show", "1", "--json"], ["rollback", "1"], ["rollback", "1", "--force"],
-                                   ["promote", "2"], ["reject", "2"], ["show", "x"], ["rollback", "٣"]])
+                                   ["promote", "2"], ["reject", "2"], ["show", "x"], ["rollback", "٣"], ["tree"],
+                                   ["tree", "--json"], ["promote", "1", "--force"]])
 contents = st.binary(max_size=300) | st.sampled_from([b"", b"{}", b"[]", b'{"version": "000099"}', b"null",
                                                       b'{"version": 3}', b"[" * 5000, b"\xff\xfe"])
 

@@ -46,7 +46,8 @@ def main(data: Path) -> None:
     registry = ModelRegistry(layout.registry_dir)
     first = ensure_initial_model(layout, cfg.game, 0)
     second = registry.register(registry.get(first).path, parent=first, generation=1).version
-    registry.promote(second, reason="gate gen 1")
+    registry.set_gate_result(second, {"score": 0.6, "promote": True})
+    registry.promote(second, reason="gate gen 1", by="gate")
     # the candidate is a copy of the best model: the gate's games are even, so score_above 0.01 promotes it
     candidate = registry.register(registry.get(second).path, parent=second, generation=2).version
 
@@ -75,6 +76,7 @@ def main(data: Path) -> None:
     print(json.dumps({
         "gate_promote": gate["promote"], "decision": decision, "best": after.best_version(),
         "candidate": candidate, "first": first, "second": second, "status": record.status,
+        "second_status": after.get(second).status,
         "reason": record.status_reason, "rollback_rc": rollbacks[0].returncode if rollbacks else None,
         "rollback_out": (rollbacks[0].stdout + rollbacks[0].stderr) if rollbacks else "",
         "history": [(h["event"], h["version"]) for h in after.history()],

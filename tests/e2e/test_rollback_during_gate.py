@@ -30,5 +30,6 @@ def test_a_rollback_during_the_gate_wins_over_the_gates_promotion(tmp_path: Path
     assert result["decision"] == {"promoted": False, "best": first}
     assert result["best"] == first                             # the rollback stands
     assert result["status"] == "rejected"
+    assert result["second_status"] == "retired"                # the best the rollback abandoned
     assert f"best changed from {second} to {first} while {candidate} was evaluated against it" in result["reason"]
     assert result["history"][-2:] == [["rollback", first], ["reject", candidate]]

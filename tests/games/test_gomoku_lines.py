@@ -120,3 +120,21 @@ def test_full_board_without_a_line_is_a_draw(name):
     state = game.play_moves(moves)[0]
     assert state[game.num_cells + F_DONE] == 1 and state[game.num_cells + F_WINNER] == 0
     assert game.terminal_value(state[None])[0] == 0
+
+
+def test_connect4_outcomes_match_stepping_every_move_and_reply():
+    """The gravity branch of line_move_outcomes (landing cells and the cells above) against the definition."""
+    from shared.games.base import Game
+    from tests.games.helpers import random_playout
+
+    game = make_game("connect4")
+    states = random_playout(game, 400, seed=7).all_positions()
+    fast = game.move_outcomes(states)
+    rows, actions = np.nonzero(game.legal_mask(states))
+    children = game.step(states[rows], actions)
+    wins_now = Game.winning_moves(game, states)[rows, actions]
+    opponent_wins = Game.winning_moves(game, children).any(axis=1) & ~game.is_terminal(children)
+    exact = np.zeros_like(fast)
+    exact[rows, actions] = np.where(wins_now, 1, np.where(opponent_wins, -1, 0))
+    np.testing.assert_array_equal(fast, exact)
+    assert (exact == 1).sum() > 100 and (exact == -1).sum() > 100

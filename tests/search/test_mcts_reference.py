@@ -12,6 +12,8 @@ from tests.search.helpers import HashEvaluator, check_tree_invariants, reference
 POSITIONS = {
     "tictactoe": ["", "5", "51", "5193"],
     "connect4": ["", "44", "4453", "443322"],
+    # 36 actions: selection walks the child list and the top-prior lists (the two games above scan whole rows).
+    "gomoku-6x6-4": ["", "c3 d4", "c3 d4 c4 d3 b2"],
 }
 
 

@@ -13,6 +13,12 @@ def _add_candidate(registry: ModelRegistry, parent: str, generation: int) -> str
                              generation=generation, training={"steps": 1}).version
 
 
+def _promote_by_gate(registry: ModelRegistry, version: str) -> None:
+    """Record a passing gate result on `version` and promote it, as flows.promote.decide_flow does."""
+    registry.set_gate_result(version, {"score": 0.6, "promote": True})
+    registry.promote(version, reason="gate won", by="gate")
+
+
 def test_a_fresh_registry_starts_at_generation_one(registry, initial_version, tmp_path) -> None:
     assert next_generation(ModelRegistry(tmp_path / "empty")) == 1
     assert next_generation(registry) == 1  # only the random initial model (generation 0)
@@ -24,7 +30,7 @@ def test_an_undecided_generation_is_resumed(registry, initial_version) -> None:
     registry.reject(first, reason="gate lost")
     assert next_generation(registry) == 2
     second = _add_candidate(registry, initial_version, 2)
-    registry.promote(second, reason="gate won")
+    _promote_by_gate(registry, second)
     assert next_generation(registry) == 3
     _add_candidate(registry, second, 3)
     assert next_generation(registry) == 3
@@ -32,8 +38,9 @@ def test_an_undecided_generation_is_resumed(registry, initial_version) -> None:
 
 def test_a_rollback_does_not_rewind_the_generation_count(registry, initial_version) -> None:
     candidate = _add_candidate(registry, initial_version, 1)
-    registry.promote(candidate, reason="gate won")
+    _promote_by_gate(registry, candidate)
     registry.rollback(initial_version, reason="manual")
+    assert registry.get(candidate).status == "retired"   # a retired version's generation still counts as decided
     assert next_generation(registry) == 2
 
 
@@ -46,7 +53,7 @@ def test_training_is_continuous_until_a_promotion_or_rollback(registry, initial_
     registry.reject(first, reason="gate lost")
     assert training_parent(registry, initial_version, 2) == first  # a rejected candidate's training is kept
     second = _add_candidate(registry, first, 2)
-    registry.promote(second, reason="gate won")
+    _promote_by_gate(registry, second)
     assert training_parent(registry, second, 3) == second  # right after a promotion: the new best
     third = _add_candidate(registry, second, 3)
     registry.reject(third, reason="gate lost")

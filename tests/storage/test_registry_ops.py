@@ -26,6 +26,8 @@ def test_rollback_without_a_version_walks_back_through_the_promotions(tmp_path: 
     registry.promote("000001", "initial")
     with pytest.raises(RegistryError, match="no promoted version older than the best 000001"):
         previous_best(registry)
+    for version in ("000002", "000004"):          # both won their gates
+        registry.set_gate_result(version, {"promote": True, "score": 0.6})
     registry.promote("000002", "gate")
     registry.reject("000003", "gate")        # rejected versions are skipped
     registry.promote("000004", "gate")
