@@ -11,18 +11,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from shared.config import GatekeeperConfig, SelfPlayServiceConfig, TrainerConfig
 from shared.layout import DataLayout
+from shared.players.spec import PlayerSpecError, parse_player_spec
 
 Version = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,9}$")]
 #: A job id is a file name (the shard's) and never a path: no separator, no leading dot.
 JobId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
 DataId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
+
+
+def _match_player(text: str) -> str:
+    """A player spec that shared.players.spec parses, other than a model file (jobs name no outside paths)."""
+    try:
+        spec = parse_player_spec(text)
+    except PlayerSpecError as exc:
+        raise ValueError(str(exc)) from None
+    if spec.kind == "file":
+        raise ValueError(f"{text!r}: a match job names players by spec or registry version, never by a file path")
+    return text
+
+
 #: A player spec as shared.players.spec parses it; model files are not allowed in jobs (no outside paths).
-MatchPlayer = Annotated[str, StringConstraints(
-    pattern=r"^(random|minimax|shipped|best|pure-mcts:[0-9]{1,7}|[0-9]{1,6})$")]
+MatchPlayer = Annotated[str, StringConstraints(max_length=64), AfterValidator(_match_player)]
 Generation = Annotated[int, Field(ge=0, le=1_000_000)]
 MAX_OPENINGS = 50_000
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]

@@ -66,3 +66,15 @@ def test_a_narrow_win_passes_score_above_but_not_the_interval_rule() -> None:
     by_interval = summarize_match([_chunk(pairs)], "ci_low_above", 0.5)
     assert by_score["score"] == pytest.approx(0.525)
     assert by_score["promote"] is True and by_interval["promote"] is False
+
+
+@pytest.mark.parametrize("anchor", ["weights", "gnugo:1", "pure-mcts:1000", "minimax", "shipped", "000012"])
+def test_match_jobs_accept_every_fixed_player_an_anchor_may_name(layout, config, anchor) -> None:
+    """Every player spec the config accepts as gate.anchor travels in a match job (a file path never does)."""
+    assert match_payload(layout, config, "000001", anchor, [0], 1)["player_b"] == anchor
+
+
+@pytest.mark.parametrize("player", ["models/x.pt", "nonsense", "pure-mcts:0"])
+def test_match_jobs_refuse_files_and_unknown_players(layout, config, player) -> None:
+    with pytest.raises(ValueError, match=player.split(":")[0].split("/")[0]):
+        match_payload(layout, config, "000001", player, [0], 1)
