@@ -38,7 +38,7 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "replay_window_generations": 6, "checkpoint_every": 200,
         },
         "gate": {"simulations": 16, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
-        "pipeline": {"generations": 8},
+        "pipeline": {"generations": 12},
     },
     "connect4": {
         "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 10},

@@ -33,6 +33,10 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge run --game gomoku-8x8-5 --set selfplay.full_search_fraction=0.25 --set "
     "train.value_target_mix=0.5 --set train.samples_per_position=4":
         "a training run until stopped (the options it sets are checked by tests/runtime/test_config.py)",
+    ".venv/bin/zeroforge run --game go-9x9 --generations 0":
+        "a Go training run until stopped",
+    ".venv/bin/zeroforge run --game go-9x9 --generations 0 --set gate.anchor=gnugo:1":
+        "a Go training run until stopped (gnugo:1 as an anchor is checked by tests/services/test_gatekeeper.py)",
     ".venv/bin/zeroforge ui":
         "starts a server that runs until Ctrl-C",
     ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":
