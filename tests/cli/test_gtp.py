@@ -258,7 +258,7 @@ def test_command_over_pipes(go_model):
 
 def test_command_errors_are_one_line(runner, go_model, tmp_path):
     one_line_error(runner.invoke(gtp, ["--game", "tictactoe", "--model", str(go_model)]), "plays Go only")
-    one_line_error(runner.invoke(gtp, ["--game", "go-9x9", "--data-dir", str(tmp_path)]), "no model is shipped for go-9x9")
+    one_line_error(runner.invoke(gtp, ["--game", "go-7x7", "--data-dir", str(tmp_path)]), "no model is shipped for go-7x7")
     one_line_error(runner.invoke(gtp, ["--game", "go-13x13", "--model", str(go_model)]), "go-9x9")
 
 

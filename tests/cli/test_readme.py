@@ -49,8 +49,8 @@ ILLUSTRATIVE = {
     "OMP_NUM_THREADS=1 .venv/bin/zeroforge bench selfplay --game gomoku-15 --games 64 --sims 16 --moves 8 --json":
         "a benchmark (about a minute)",
     ".venv/bin/zeroforge gtp --game go-9x9 --model best --sims 400":
-        "an engine that waits for GTP commands, and no Go model is shipped yet (tests/cli/test_gtp.py plays a "
-        "whole game against GNU Go with a small model)",
+        "an engine that waits for GTP commands (tests/cli/test_gtp.py plays a whole game against GNU Go with a "
+        "small model)",
 }
 
 
