@@ -34,11 +34,14 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 4, "solver": False},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
         "train": {
-            "batch_size": 128, "steps_per_generation": 600, "replay_window_positions": 20_000,
+            "batch_size": 128, "steps_per_generation": 1500, "replay_window_positions": 20_000,
             "replay_window_generations": 6, "checkpoint_every": 200,
         },
-        "gate": {"simulations": 16, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
-        "pipeline": {"generations": 12},
+        # gate at 4 simulations: at 16 every game between two decent candidates is drawn and the best stops
+        # changing after generation 2-3, so the best's raw policy is what those first generations reached
+        # (BENCHMARKS.md, tic-tac-toe)
+        "gate": {"simulations": 4, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
+        "pipeline": {"generations": 8},
     },
     "connect4": {
         "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 10},

@@ -163,7 +163,7 @@ def test_none_strings_and_optional_fields():
         ({"selfplay.fast_simulations": 64, "selfplay.full_search_fraction": 0.25}, None),
         ({"train.value_target_mix": 1.5}, r"train\.value_target_mix: must be <= 1"),
         ({"train.samples_per_position": 0}, r"train\.samples_per_position: must be > 0"),
-        ({"train.samples_per_position": 2, "train.min_steps": 601}, r"min_steps \(601\) must be <= steps_per_generation"),
+        ({"train.samples_per_position": 2, "train.min_steps": 1501}, r"min_steps \(1501\) must be <= steps_per_generation"),
     ],
 )
 def test_validators(overrides, pattern):
