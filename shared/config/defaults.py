@@ -70,15 +70,23 @@ _GO_PATTERN = re.compile(r"^go-([0-9]{1,3})x([0-9]{1,3})$")
 
 def _go_defaults(size: int) -> dict[str, dict[str, Any]]:
     """Go: ~0.85 * N^2 legal moves early on, so alpha = 10 / (0.85 N^2) (0.15 on 9x9, 0.03 on 19x19); games
-    run to about 1.5 N^2 moves, so fewer, longer games per job; the anchor is a GNU Go-free baseline. Games
-    resign below a root value of -0.9 (10% of them never resign, to measure false resignations)."""
+    resign below a root value of -0.9 (10% of them never resign, to measure false resignations); the anchor is a
+    GNU Go-free baseline (pure-mcts:1000, light playouts).
+
+    Generations are large (2 jobs of 128 games on boards up to 9x9, fewer on bigger ones: about 10,000 board
+    points of games per job) so that the 400-game gate is not most of a generation's compute: with 64-128 games
+    a generation the gate took 1.2-8.3 times the self-play's worker time, with 256 games 1.2-2.0 times
+    (BENCHMARKS.md "go-9x9"). Training steps follow the new positions (8 samples each, at most 400 steps); the
+    gate runs in 8 chunks so that its early stop can cut it short."""
     cells = size * size
     alpha = round(min(1.0, max(0.03, 10.0 / (0.85 * cells))), 2)
+    games = max(8, min(128, 128 * 81 // cells))
     return {
         "search": {"simulations": 100, "dirichlet_alpha": alpha, "temperature_moves": max(8, cells // 8)},
-        "selfplay": {"games_per_job": 32, "jobs_per_generation": 2, "resign_threshold": -0.9},
-        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 3_000 * cells},
-        "gate": {"games": 400, "simulations": 32, "jobs": 2, "anchor_games": 20},
+        "selfplay": {"games_per_job": games, "jobs_per_generation": 2, "resign_threshold": -0.9},
+        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 3_000 * cells,
+                  "samples_per_position": 8.0},
+        "gate": {"games": 400, "simulations": 32, "jobs": 8, "anchor_games": 20},
     }
 
 

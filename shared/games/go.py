@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from shared.games import go_rules
-from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, NUM_FIELDS, STATE_DTYPE, GameError
+from shared.games import go_playout, go_rules
+from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS, STATE_DTYPE, GameError
 from shared.games.grid import GridGame
 from shared.games.notation import render_grid, split_tokens
 
@@ -331,6 +331,18 @@ class Go(GridGame):
             raise GameError(f"{self.name}: area_score takes states [B, {self.state_size}], got shape {states.shape}")
         counts = go_rules.area(states[:, : self.num_cells], self._tables)
         return (counts[:, 0] - counts[:, 1] - self.komi).astype(np.float32)
+
+    def playout_winners(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Winner of one light random playout from each state (`shared.games.go_playout`: no eye filling, simple
+        ko, area score with komi): states [M, S] int16 -> [M] int64 (+1 black, -1 white, 0 a draw). A finished
+        state gives its recorded winner."""
+        self._check_states(states)
+        nn = self.num_cells
+        scores = go_playout.random_playout_scores(
+            states[:, :nn], self.to_play(states), states[:, nn + F_PASSES], states[:, nn + F_PLY],
+            self._tables.nbr, self.max_moves, self.komi, int(rng.integers(2**31)))
+        done = states[:, nn + F_DONE] != 0
+        return np.where(done, states[:, nn + F_WINNER], np.sign(scores)).astype(np.int64)
 
     # ----- encoding and symmetries ----------------------------------------------------------------------
     def encode(self, states: np.ndarray) -> np.ndarray:

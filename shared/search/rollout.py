@@ -1,7 +1,9 @@
 """An evaluator without a network: uniform priors and the result of one random playout (the classic pure MCTS).
 
 Rollouts are vectorised over the M states: every unfinished playout takes one uniformly random legal move per
-iteration, all together, until all have finished.
+iteration, all together, until all have finished. A game with its own playout policy (a `playout_winners(states,
+rng)` method: Go's compiled light playouts, which do not fill their own eyes, `shared.games.go_playout`) uses
+that instead.
 """
 from __future__ import annotations
 
@@ -23,9 +25,13 @@ class RolloutEvaluator:
         self.max_plies = max_plies if max_plies is not None else 4 * game.num_actions + 8
 
     def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finals = self.random_playouts(states)
-        done = self.game.is_terminal(finals)
-        winner = np.where(done, finals[:, self.game.num_cells + F_WINNER], 0).astype(np.float32)
+        own_policy = getattr(self.game, "playout_winners", None)
+        if own_policy is not None:
+            winner = own_policy(states, self.rng).astype(np.float32)
+        else:
+            finals = self.random_playouts(states)
+            done = self.game.is_terminal(finals)
+            winner = np.where(done, finals[:, self.game.num_cells + F_WINNER], 0).astype(np.float32)
         # Sign: the winner is +1 (first player) / -1 (second); multiply by the mover of the STARTING state.
         values = winner * self.game.to_play(states).astype(np.float32)
         logits = np.zeros((states.shape[0], self.game.num_actions), np.float32)
