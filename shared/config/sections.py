@@ -167,6 +167,11 @@ class TrainSection(Section):
     )
     checkpoint_every: int = Field(default=500, ge=1, le=10_000_000,
                                   description="Write a resumable checkpoint every N steps.")
+    torch_threads: OptionalInt = Field(
+        default=None, ge=1, le=256,
+        description='Torch threads of a training job ("none" = the worker\'s own setting; `zeroforge run` then '
+        "gives it the cores of all its local workers, which wait for the training anyway).",
+    )
     value_target_mix: float = Field(
         default=0.0, ge=0, le=1,
         description="Value target = (1 - q) * z + q * root search value, both for the side to move at the "

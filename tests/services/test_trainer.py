@@ -143,3 +143,32 @@ def test_train_settings_carry_every_train_field() -> None:
     assert (settings.steps, settings.batch_size) == (STEPS, 16)
     assert settings.lr_final_fraction == 0.5 and settings.grad_clip == 1.5
     assert settings.optimizer == "sgd" and settings.value_weight == 2.0 and settings.augment is False
+
+
+def test_train_torch_threads_hold_for_the_job_only(context, layout, data_dir, with_shard, monkeypatch) -> None:
+    seen: list[int] = []
+    real_step = shared_training.train_step
+
+    def recording_step(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "train_step", recording_step)
+    before = torch.get_num_threads()
+    wanted = 2 if before != 2 else 3
+    config = tiny_config(**{"train.torch_threads": wanted})
+    train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
+    assert seen == [wanted] * STEPS
+    assert torch.get_num_threads() == before
+
+
+def test_zeroforge_run_gives_training_the_cores_of_its_local_workers(monkeypatch) -> None:
+    from cli.run import with_training_threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    cfg = tiny_config()
+    assert with_training_threads(cfg, 3).train.torch_threads == 3                # 3 workers x 1 thread
+    assert with_training_threads(cfg, 0).train.torch_threads is None             # remote workers only: theirs
+    assert with_training_threads(cfg, 20).train.torch_threads == 8               # never more than the cores
+    fixed = tiny_config(**{"train.torch_threads": 1})
+    assert with_training_threads(fixed, 3).train.torch_threads == 1              # the user's setting wins
