@@ -9,6 +9,7 @@ pure-mcts:N or minimax (tic-tac-toe). The logic lives in shared.players.match; t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -66,6 +67,10 @@ def model_notes(game, specs: tuple[str, str], registry_dir: Path) -> list[str]:
     return notes
 
 
+#: Matches of at least this many games use one process per core by default (`--processes`).
+AUTO_PROCESSES_MIN_GAMES = 40
+
+
 def format_report(report: dict) -> str:
     """The eval report as a small table plus one line of settings."""
     rows = [
@@ -93,10 +98,13 @@ def format_report(report: dict) -> str:
 @config_file_option
 @data_dir_option
 @device_option
+@click.option("--processes", type=click.IntRange(1, 256), default=None,
+              help="Processes playing the chunks at once, at most one per chunk; the games are the same as with one "
+                   f"[default: one per core on cpu from {AUTO_PROCESSES_MIN_GAMES} games, else 1].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims: int | None, seed: int,
                  opening_seed: int | None, config_file: Path | None, data_dir: Path | None, device: str,
-                 as_json: bool) -> None:
+                 processes: int | None, as_json: bool) -> None:
     """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
 
     Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
@@ -115,11 +123,14 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
             click.echo(f"note: {note}", err=True)
         search = cfg.match_search_config(sims)
         opening_seed = cfg.gate.opening_seed if opening_seed is None else opening_seed
+        if processes is None:      # starting a process costs ~2 s: small matches stay in this one
+            processes = (os.cpu_count() or 1) if device == "cpu" and games >= AUTO_PROCESSES_MIN_GAMES else 1
         update, finish = match_progress()
         try:
             stats, seconds = evaluate_players(game, player_a, player_b, games=games, search=search,
                                               jobs=cfg.gate.jobs, seed=seed, opening_seed=opening_seed,
-                                              registry_dir=registry_dir, device=device, progress=update)
+                                              registry_dir=registry_dir, device=device, progress=update,
+                                              processes=processes)
         finally:
             finish()
     report = {**stats.to_dict(), "player_a": player_a, "player_b": player_b, "game": game.name,

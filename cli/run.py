@@ -179,16 +179,6 @@ def _stop_message(exc: BaseException, data_dir: Path) -> str:
     return f"the run stopped: {type(exc).__name__}: {text}{where}; rerun the same command to resume"
 
 
-def with_training_threads(cfg, local_workers: int):
-    """`cfg` with train.torch_threads set, when unset and this run started `local_workers` > 0 workers, to the
-    torch threads of all of them (at most the machine's cores): the pipeline trains while they wait, so the
-    training job may use their cores (go-9x9's 6x64 network here: 2.2 steps/s on 1 thread, 4.1 on 2)."""
-    if cfg.train.torch_threads is not None or local_workers <= 0:
-        return cfg
-    threads = max(1, min(os.cpu_count() or 1, local_workers * cfg.selfplay.torch_threads))
-    return cfg.model_copy(update={"train": cfg.train.model_copy(update={"torch_threads": threads})})
-
-
 def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, workers: int | None,
                  no_local_workers: bool) -> list[dict]:
     """Run `count` generations (None: until stopped) of the pipeline flow with config `cfg` on `data_dir`: start
@@ -235,7 +225,6 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         else:
             click.echo("prefect: local mode (start `zeroforge ui` to watch runs in the Prefect UI)")
         procs, watchdog = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
-        cfg = with_training_threads(cfg, len(procs))
         from flows.pipeline import pipeline_flow
 
         _quiet_console_tracebacks()

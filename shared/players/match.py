@@ -4,18 +4,23 @@ A match of `games` games uses `games / 2` openings from `opening_set(game, games
 played twice with colours swapped (no noise, temperature 0). The openings are split into `jobs` interleaved
 chunks (`split_openings`); chunk i is played by `play_match_chunk` with player seeds (seed + i, seed + i + 1).
 The gate runs each chunk as an rq job (services.gatekeeper.match_job); `evaluate_players` runs the same
-chunks in this process. With the same players, search, openings, chunks and seed both give the same games.
+chunks in this process, or in a pool of `processes` spawned processes (one torch thread each), one chunk per
+task. With the same players, search, openings, chunks and seed all of them give the same games.
 Everything is from player A's side; shared.stats turns the game scores into W/D/L, the score and its interval.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from shared.games import make_game_from_params
 from shared.games.base import Game
 from shared.players.spec import build_player
 from shared.search.arena import play_match
@@ -86,23 +91,54 @@ def play_match_chunk(game: Game, spec_a: str, spec_b: str, *, search: SearchConf
     return PairedGames(list(opening_indices), result.game_scores, round(time.perf_counter() - start, 3))
 
 
+def _one_thread_per_process() -> None:
+    """Pool initializer: one torch/OpenMP thread per match process (the processes share the cores)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["MKL_NUM_THREADS"] = "1"
+
+
+def _chunk_in_process(game_params: dict, spec_a: str, spec_b: str, kwargs: dict) -> PairedGames:
+    """play_match_chunk in a pool process (the game travels as its params)."""
+    return play_match_chunk(make_game_from_params(game_params), spec_a, spec_b, **kwargs)
+
+
 def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search: SearchConfig, jobs: int,
                      seed: int, opening_seed: int, registry_dir: Path | None = None, device: str = "cpu",
-                     progress: ProgressFn | None = None) -> tuple[EvalStats, float]:
+                     progress: ProgressFn | None = None, processes: int = 1) -> tuple[EvalStats, float]:
     """A paired match of `games` games played here, chunk by chunk exactly as the gate's jobs play it.
 
-    Returns (A's statistics, seconds). `progress(games done, games in all, A's score so far)` is called after
-    each chunk.
+    `processes` > 1 plays the chunks in that many spawned processes at once (at most one per chunk); the games
+    are the same as with 1. Returns (A's statistics, seconds). `progress(games done, games in all, A's score so
+    far)` is called after each chunk, in the order the chunks finish.
     """
     check_game_count(games)
     num_openings = games // 2
     start = time.perf_counter()
-    scores = []
-    for i, chunk in enumerate(split_openings(num_openings, jobs)):
-        paired = play_match_chunk(game, spec_a, spec_b, search=search, opening_indices=chunk,
-                                  num_openings=num_openings, opening_seed=opening_seed, seed=seed + i,
-                                  registry_dir=registry_dir, device=device)
-        scores.append(paired.game_scores)
+    chunks = split_openings(num_openings, jobs)
+    kwargs = [dict(search=search, opening_indices=chunk, num_openings=num_openings, opening_seed=opening_seed,
+                   seed=seed + i, registry_dir=registry_dir, device=device) for i, chunk in enumerate(chunks)]
+    scores: dict[int, np.ndarray] = {}
+
+    def finished(i: int, paired: PairedGames) -> None:
+        scores[i] = paired.game_scores
         if progress is not None:
-            progress(2 * sum(s.shape[0] for s in scores), games, float(pair_means(np.concatenate(scores)).mean()))
-    return evaluate_pairs(np.concatenate(scores)), round(time.perf_counter() - start, 3)
+            done = np.concatenate(list(scores.values()))
+            progress(2 * done.shape[0], games, float(pair_means(done).mean()))
+
+    workers = max(1, min(processes, len(chunks)))
+    if workers == 1:
+        for i, chunk_kwargs in enumerate(kwargs):
+            finished(i, play_match_chunk(game, spec_a, spec_b, **chunk_kwargs))
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_one_thread_per_process) as pool:
+            futures = {pool.submit(_chunk_in_process, game.params(), spec_a, spec_b, chunk_kwargs): i
+                       for i, chunk_kwargs in enumerate(kwargs)}
+            try:
+                for future in as_completed(futures):
+                    finished(futures[future], future.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    ordered = np.concatenate([scores[i] for i in range(len(chunks))])
+    return evaluate_pairs(ordered), round(time.perf_counter() - start, 3)

@@ -88,6 +88,12 @@ def test_evaluate_players_reports_progress_per_chunk_and_is_reproducible():
                                  opening_seed=1)
     assert [s[:2] for s in seen] == [(6, 14), (10, 14), (14, 14)]    # 7 openings in chunks of 3, 2, 2
     assert first == second and first.games == 14 and seen[-1][2] == pytest.approx(first.score)
+    seen.clear()
+    pooled, _ = evaluate_players(game, "random", "pure-mcts:8", games=14, search=search, jobs=3, seed=5,
+                                 opening_seed=1, processes=2,
+                                 progress=lambda done, total, score: seen.append((done, total, score)))
+    assert pooled == first                                           # spawned processes play the same games
+    assert len(seen) == 3 and seen[-1][:2] == (14, 14) and seen[-1][2] == pytest.approx(first.score)
 
 
 def test_the_gate_and_eval_give_the_same_result(runner, tictactoe_registry):

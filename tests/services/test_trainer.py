@@ -161,14 +161,3 @@ def test_train_torch_threads_hold_for_the_job_only(context, layout, data_dir, wi
     assert seen == [wanted] * STEPS
     assert torch.get_num_threads() == before
 
-
-def test_zeroforge_run_gives_training_the_cores_of_its_local_workers(monkeypatch) -> None:
-    from cli.run import with_training_threads
-
-    monkeypatch.setattr("os.cpu_count", lambda: 8)
-    cfg = tiny_config()
-    assert with_training_threads(cfg, 3).train.torch_threads == 3                # 3 workers x 1 thread
-    assert with_training_threads(cfg, 0).train.torch_threads is None             # remote workers only: theirs
-    assert with_training_threads(cfg, 20).train.torch_threads == 8               # never more than the cores
-    fixed = tiny_config(**{"train.torch_threads": 1})
-    assert with_training_threads(fixed, 3).train.torch_threads == 1              # the user's setting wins
