@@ -49,11 +49,14 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 100_000},
         "gate": {"games": 400, "simulations": 16, "jobs": 2, "anchor_games": 20},
     },
+    # CPU-sized like the other presets: 2 jobs of 128 games at 100 simulations and a 32-simulation gate in 8
+    # chunks (its early stop can cut it short); the earlier preset (512 games at 200 simulations, a 100-simulation
+    # gate) was sized for a GPU: 4x the self-play simulations per generation and 3x the gate's per game
     "othello": {
-        "search": {"simulations": 200, "dirichlet_alpha": 0.3, "temperature_moves": 10},
-        "selfplay": {"games_per_job": 64, "jobs_per_generation": 8},
-        "train": {"batch_size": 256, "steps_per_generation": 1000, "replay_window_positions": 500_000},
-        "gate": {"games": 400, "simulations": 100, "jobs": 4, "anchor": "weights"},
+        "search": {"simulations": 100, "dirichlet_alpha": 0.3, "temperature_moves": 10},
+        "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
+        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 500_000},
+        "gate": {"games": 400, "simulations": 32, "jobs": 8, "anchor": "weights"},
     },
     "othello-6x6": {
         "search": {"simulations": 128, "dirichlet_alpha": 0.5, "temperature_moves": 6},
