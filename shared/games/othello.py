@@ -19,7 +19,8 @@ import re
 
 import numpy as np
 
-from shared.games.base import F_DONE, F_PASSES, F_PLAYER, STATE_DTYPE, GameError
+from shared.games import othello_playout
+from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_WINNER, STATE_DTYPE, GameError
 from shared.games.grid import BASE_PLANES, GridGame
 from shared.games.notation import COLUMN_LETTERS, parse_square, render_grid, split_tokens, square_name
 
@@ -135,6 +136,20 @@ class Othello(GridGame):
         self._record_move(new, actions, done, winner)
         new[:, base + F_PASSES] = passes
         return new
+
+    def playout_winners(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Winner of one uniformly random playout from each state (`shared.games.othello_playout`, the same rules and
+        move distribution as `RolloutEvaluator.random_playouts`): states [M, S] int16 -> [M] int64 (+1 black, -1 white,
+        0 a draw; the first player's view, not the mover's). A finished state gives its recorded winner."""
+        self._check_states(states)
+        base = self.num_cells
+        winners = states[:, base + F_WINNER].astype(np.int64)
+        live = np.flatnonzero(states[:, base + F_DONE] == 0)
+        if live.size:
+            winners[live] = othello_playout.random_playout_winners(
+                states[live, :base], states[live, base + F_PLAYER], states[live, base + F_PASSES],
+                self.height, self.width, int(rng.integers(2**31)))
+        return winners
 
     def _fill_extra_planes(self, states: np.ndarray, planes: np.ndarray) -> None:
         """Plane 4: the legal placing moves of the side to move (all zero when it must pass or the game is over)."""

@@ -2,8 +2,9 @@
 
 Rollouts are vectorised over the M states: every unfinished playout takes one uniformly random legal move per
 iteration, all together, until all have finished. A game with its own playout policy (a `playout_winners(states,
-rng)` method: Go's compiled light playouts, which do not fill their own eyes, `shared.games.go_playout`) uses
-that instead.
+rng)` method) uses that instead: Go's compiled light playouts, which do not fill their own eyes
+(`shared.games.go_playout`), and Othello's compiled uniform playouts, the same move distribution as
+`random_playouts` without a numpy call per move (`shared.games.othello_playout`).
 """
 from __future__ import annotations
 
