@@ -202,6 +202,58 @@ def tree_command(registry: ModelRegistry, as_json: bool) -> None:
     console.print(lineage_renderable(forest, title))
 
 
+@models.command("strength")
+@click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also draw the anchor score against the hours of training to this PNG file.")
+def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None) -> None:
+    """Strength against wall-clock time: for each finished generation, the hours of training up to its end (the
+    generations' own durations summed, so pauses between sittings do not count), whether its candidate was
+    promoted, and the anchor match of each new best (score with its 95% interval, Elo). Read from the run's
+    metrics file (reports/generations.jsonl). Hours marked "~" are estimated: generations recorded before their
+    duration was stored count the time since the previous record instead."""
+    from shared.curves import elapsed_hours, read_metrics
+
+    try:
+        root = data_dir or default_data_root()
+        layout = DataLayout(root, resolve_game_name(root, game_name, must_exist=True))
+    except LayoutError as exc:
+        _fail(exc)
+    records = read_metrics(layout.metrics_path)
+    if not records:
+        _fail(f"no finished generation is recorded in {layout.metrics_path}; train with `zeroforge run` first")
+    hours = elapsed_hours(records)
+    rows = [{"generation": r.generation, "hours": round(h.hours, 3), "hours_estimated": h.estimated,
+             "promoted": r.promoted, "anchor": r.anchor, "anchor_score": r.anchor_score,
+             "anchor_ci": None if r.anchor_interval is None else [round(x, 4) for x in r.anchor_interval],
+             "anchor_elo": None if r.anchor_elo is None else round(r.anchor_elo, 1)}
+            for r, h in zip(records, hours)]
+    if plot_path is not None:
+        from flows.strength_plot import write_anchor_hours_plot
+
+        try:
+            written = write_anchor_hours_plot(records, plot_path, f"{layout.game_name}: anchor score over training")
+        except OSError as exc:
+            _fail(f"cannot write the plot to {plot_path}: {exc}")
+        if written is None:
+            click.echo("note: no generation has an anchor match yet, so no plot was drawn", err=True)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = []
+    for row in rows:
+        ci = row["anchor_ci"]
+        table.append([str(row["generation"]), ("~" if row["hours_estimated"] else "") + f"{row['hours']:.2f}",
+                      "yes" if row["promoted"] else "no", row["anchor"] or "-",
+                      "-" if row["anchor_score"] is None else f"{row['anchor_score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+                      if ci else f"{row['anchor_score']:.3f}",
+                      "-" if row["anchor_elo"] is None else f"{row['anchor_elo']:+.0f}"])
+    click.echo(text_table(["generation", "hours", "promoted", "anchor", "score [95% CI]", "Elo"], table))
+
+
 @models.command("init")
 @config_options
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,

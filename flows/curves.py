@@ -24,13 +24,14 @@ def _rate(count: int, seconds: float | None) -> float | None:
 
 
 def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict[str, Any], gate: dict[str, Any],
-                       decision: dict[str, Any]) -> GenerationMetrics:
+                       decision: dict[str, Any], generation_seconds: float | None = None) -> GenerationMetrics:
     """The record of one generation from the flow's step results.
 
     selfplay: run_selfplay's totals (games, positions, first_player_wins, draws, second_player_wins, and
     seconds / new_games / new_positions: the stage's elapsed time and the games played in it); training: a
     TrainResult dict; gate: the gate report (score, ci_low, ci_high, elo, games, candidate, best); decision:
-    decide_flow's result (promoted, and anchor: the anchor match summary or None).
+    decide_flow's result (promoted, and anchor: the anchor match summary or None); generation_seconds: the
+    generation's whole wall time.
     """
     seconds = selfplay.get("seconds")
     anchor = decision.get("anchor") or {}
@@ -38,6 +39,7 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
         generation=generation, time=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         games=selfplay["games"], positions=selfplay["positions"], first_player_wins=selfplay["first_player_wins"],
         draws=selfplay["draws"], second_player_wins=selfplay["second_player_wins"], selfplay_seconds=seconds,
+        generation_seconds=None if generation_seconds is None else round(generation_seconds, 3),
         games_per_s=_rate(selfplay.get("new_games", 0), seconds),
         positions_per_s=_rate(selfplay.get("new_positions", 0), seconds),
         loss=training.get("loss"), policy_loss=training.get("policy_loss"), value_loss=training.get("value_loss"),
@@ -46,7 +48,8 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
         candidate=gate.get("candidate"), best_before=gate.get("best"), gate_games=gate.get("games"),
         gate_score=gate.get("score"), gate_ci_low=gate.get("ci_low"), gate_ci_high=gate.get("ci_high"),
         gate_elo=gate.get("elo"), promoted=bool(decision.get("promoted")),
-        anchor=anchor.get("opponent"), anchor_score=anchor.get("score"), anchor_elo=anchor.get("elo"),
+        anchor=anchor.get("opponent"), anchor_score=anchor.get("score"), anchor_ci_low=anchor.get("ci_low"),
+        anchor_ci_high=anchor.get("ci_high"), anchor_elo=anchor.get("elo"),
         anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"))
 
 

@@ -159,6 +159,7 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
 @cancel_on_interrupt
 def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> dict[str, Any]:
     """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict."""
+    started = time.monotonic()
     logger = get_run_logger()
     game = config.game.name
     best = initial_model_task(config, data_dir)
@@ -170,6 +171,6 @@ def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> d
     decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
                            best=best, gate=gate)
     record_generation(DataLayout(Path(data_dir), game), generation_metrics(
-        generation, selfplay, training.model_dump(mode="json"), gate, decision), logger)
+        generation, selfplay, training.model_dump(mode="json"), gate, decision, time.monotonic() - started), logger)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
             "training": training.model_dump(mode="json"), "gate": gate, "decision": decision}

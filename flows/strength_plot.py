@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flows.plotting import generation_axis, new_figure, png_markdown, save_png
+from shared.curves import ElapsedHours, GenerationMetrics, elapsed_hours
 from shared.registry import WAS_BEST, ModelRegistry
 
 
@@ -79,3 +80,40 @@ def strength_markdown(points: list[StrengthPoint], png: Path | None) -> str:
                   f"{p.anchor_elo_high:+.0f}]") if p.anchor_elo is not None else "- | - | -"
         rows.append(f"| {p.generation} | {p.version} | {p.gate_elo_cumulative:+.0f} | {anchor} |")
     return "## Strength over generations\n\n" + "\n".join(rows) + png_markdown(png, "strength")
+
+
+def anchor_hours_figure(records: list[GenerationMetrics], hours: list[ElapsedHours], title: str):
+    """The anchor score (with its 95% interval) of each generation that played an anchor match, against the
+    wall-clock hours of training at the end of that generation (matplotlib Figure). `records` and `hours` are
+    parallel lists (shared.curves.elapsed_hours); estimated hours are drawn as hollow markers."""
+    fig, axes = new_figure(1, 1, 7, 4)
+    ax = axes[0][0]
+    for opponent in sorted({r.anchor for r in records if r.anchor_score is not None}):
+        for estimated, fill in ((False, "full"), (True, "none")):
+            pts = [(h.hours, r) for r, h in zip(records, hours) if r.anchor == opponent and r.anchor_score is not None
+                   and h.estimated is estimated]
+            if not pts:
+                continue
+            scores = [r.anchor_score for _, r in pts]
+            bounds = [r.anchor_interval or (r.anchor_score, r.anchor_score) for _, r in pts]
+            low = [max(0.0, s - lo) for s, (lo, _) in zip(scores, bounds)]
+            high = [max(0.0, hi - s) for s, (_, hi) in zip(scores, bounds)]
+            ax.errorbar([h for h, _ in pts], scores, yerr=[low, high], fmt="o-", fillstyle=fill, capsize=3,
+                        label=f"score vs {opponent}" + (" (hours estimated)" if estimated else ""))
+    ax.axhline(0.5, color="grey", linewidth=0.8)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("hours of training (wall clock)")
+    ax.set_ylabel("anchor score (95% CI)")
+    ax.grid(alpha=0.3)
+    ax.set_title(title)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize=8)
+    return fig
+
+
+def write_anchor_hours_plot(records: list[GenerationMetrics], path: Path, title: str) -> Path | None:
+    """Draw anchor_hours_figure of `records` to a PNG at `path` (atomically); None when no record has an anchor
+    score."""
+    if not any(r.anchor_score is not None for r in records):
+        return None
+    return save_png(anchor_hours_figure(records, elapsed_hours(records), title), path)

@@ -117,6 +117,12 @@ def elo_from_score(score: float, games: int | None = None) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
+def score_from_elo(elo: float) -> float:
+    """The expected score of an Elo difference, 1 / (1 + 10^(-elo/400)): the inverse of elo_from_score
+    (up to its clipping); a float in (0, 1)."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
 def paired_evaluation(pair_scores: np.ndarray, *, wins: int, draws: int, losses: int) -> EvalStats:
     """Statistics of a paired match. pair_scores: [P] float, each pair's mean score for A in
     {0, .25, .5, .75, 1}; wins/draws/losses: A's game counts (must add up to 2P and match the

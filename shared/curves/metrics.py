@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared.stats import score_from_elo
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ class GenerationMetrics(BaseModel):
     draws: int = Field(ge=0)
     second_player_wins: int = Field(ge=0)
     selfplay_seconds: float | None = Field(None, description="wall seconds from enqueue to the last self-play job")
+    generation_seconds: float | None = Field(
+        None, ge=0, description="wall seconds of the whole generation: self-play, training, gate, promotion, anchor")
     games_per_s: float | None = None
     positions_per_s: float | None = None
     # training (means over the last 50 steps; first_loss over the first 50)
@@ -52,6 +58,8 @@ class GenerationMetrics(BaseModel):
     # anchor match of a new best model (only generations that promoted, with gate.anchor set)
     anchor: str | None = None
     anchor_score: float | None = None
+    anchor_ci_low: float | None = None
+    anchor_ci_high: float | None = None
     anchor_elo: float | None = None
     anchor_elo_low: float | None = None
     anchor_elo_high: float | None = None
@@ -60,6 +68,17 @@ class GenerationMetrics(BaseModel):
     def mean_game_length(self) -> float | None:
         """Recorded positions per game (the number of moves when every move is recorded)."""
         return self.positions / self.games if self.games else None
+
+    @property
+    def anchor_interval(self) -> tuple[float, float] | None:
+        """The anchor score's 95% interval; for records written before it was stored, from the Elo interval
+        (shared.stats.score_from_elo: exact except where a 0% or 100% score was clipped for its Elo). None
+        without an anchor match."""
+        if self.anchor_ci_low is not None and self.anchor_ci_high is not None:
+            return self.anchor_ci_low, self.anchor_ci_high
+        if self.anchor_elo_low is None or self.anchor_elo_high is None:
+            return None
+        return score_from_elo(self.anchor_elo_low), score_from_elo(self.anchor_elo_high)
 
     @property
     def first_player_win_rate(self) -> float | None:
@@ -92,6 +111,35 @@ class GenerationMetrics(BaseModel):
             "anchor/elo_low": self.anchor_elo_low,
             "anchor/elo_high": self.anchor_elo_high,
         }
+
+
+@dataclass(frozen=True)
+class ElapsedHours:
+    """Wall-clock hours of training at the end of one generation, summed over the generations up to it."""
+
+    generation: int
+    hours: float
+    #: True when some generation up to this one has no recorded duration (records written before
+    #: generation_seconds existed): its duration is then the time since the previous record, which includes
+    #: any pause between two sittings of a resumed run, or, for the file's first record, its self-play time only
+    estimated: bool
+
+
+def elapsed_hours(records: list[GenerationMetrics]) -> list[ElapsedHours]:
+    """Cumulative training hours at the end of each record (records in generation order, as read_metrics
+    returns them): the sum of the generations' `generation_seconds`, with the fallbacks of ElapsedHours."""
+    out, total, estimated, previous = [], 0.0, False, None
+    for record in records:
+        seconds = record.generation_seconds
+        if seconds is None:
+            estimated = True
+            now = datetime.fromisoformat(record.time)
+            seconds = ((now - previous).total_seconds() if previous is not None
+                       else float(record.selfplay_seconds or 0.0))
+        total += max(0.0, seconds)
+        previous = datetime.fromisoformat(record.time)
+        out.append(ElapsedHours(record.generation, total / 3600.0, estimated))
+    return out
 
 
 def append_metrics(path: Path, record: GenerationMetrics) -> None:

@@ -19,7 +19,8 @@ def _help(runner, *command: str) -> str:
 
 @pytest.mark.parametrize("command", [("ui",), ("selfplay",), ("train",), ("gate",), ("bench", "selfplay"), ("run",),
                                      ("models", "init"), ("models", "export"), ("models", "tree"), ("models", "promote"),
-                                     ("models", "reject"), ("models", "rollback"), ("models", "history"), ("pbrain",), ("shards", "show")])
+                                     ("models", "reject"), ("models", "rollback"), ("models", "history"),
+                                     ("models", "strength"), ("pbrain",), ("shards", "show")])
 def test_every_option_has_help(runner, command):
     import click
 

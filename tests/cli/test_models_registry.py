@@ -122,3 +122,30 @@ def test_tree_json_of_a_chain_deeper_than_the_recursion_limit():
         assert json.loads(text) == [forest]
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_models_strength_reads_the_metrics_file_and_says_when_there_is_none(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from shared.curves import GenerationMetrics, append_metrics
+
+    root = tmp_path / "data"
+    layout = DataLayout(root, "tictactoe")
+    layout.registry_dir.mkdir(parents=True)
+    runner = CliRunner()
+    empty = runner.invoke(models, ["strength", "--game", "tictactoe", "--data-dir", str(root)])
+    assert empty.exit_code == 2 and "no finished generation" in empty.output and "zeroforge run" in empty.output
+    for generation, anchor in ((1, None), (2, 0.45)):
+        append_metrics(layout.metrics_path, GenerationMetrics(
+            generation=generation, time=f"2026-01-01T0{generation}:00:00+00:00", games=10, positions=90,
+            first_player_wins=5, draws=3, second_player_wins=2, selfplay_seconds=30.0, generation_seconds=900.0,
+            promoted=anchor is not None, anchor="minimax" if anchor else None, anchor_score=anchor,
+            anchor_ci_low=0.3 if anchor else None, anchor_ci_high=0.6 if anchor else None))
+    plot = tmp_path / "hours.png"
+    result = runner.invoke(models, ["strength", "--game", "tictactoe", "--data-dir", str(root),
+                                  "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "0.450 [0.300, 0.600]" in result.output and "0.50" in result.output and plot.exists()
+    rows = json.loads(runner.invoke(models, ["strength", "--json", "--game", "tictactoe",
+                                           "--data-dir", str(root)]).output)
+    assert [(r["generation"], r["hours"], r["anchor_score"]) for r in rows] == [(1, 0.25, None), (2, 0.5, 0.45)]

@@ -83,6 +83,11 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     assert [r.promoted for r in records] == [v.status == "promoted" for v in versions[1:]]
     assert records[-1].anchor_elo is not None or not records[-1].promoted
     assert layout.curves_plot_path.exists() and sorted(layout.tensorboard_run_dir.glob("events.out.tfevents.*"))
+    assert all(r.generation_seconds and r.generation_seconds >= r.selfplay_seconds for r in records)
+    strength = json.loads(_zeroforge(["models", "strength", "--json", "--game", "tictactoe", "--data-dir", str(data)],
+                                     tmp_path).stdout)                 # anchor score against hours of training
+    assert [row["generation"] for row in strength] == [1, 2] and not any(r["hours_estimated"] for r in strength)
+    assert strength[1]["hours"] == pytest.approx(sum(r.generation_seconds for r in records) / 3600, abs=1e-3)
 
     listing = json.loads(_zeroforge(["models", "ls", "--json", "--game", "tictactoe", "--data-dir", str(data)],
                                     tmp_path).stdout)

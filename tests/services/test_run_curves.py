@@ -120,3 +120,41 @@ def test_the_artifact_key_is_per_data_directory(tmp_path: Path) -> None:
     one, two = DataLayout(tmp_path / "a", "gomoku-8x8_5"), DataLayout(tmp_path / "b", "gomoku-8x8_5")
     key = artifact_key(one.game_name, one.root, "curves")
     assert key == f"gomoku-8x8-5-{one.data_id()[:6]}-curves" and key != artifact_key(two.game_name, two.root, "curves")
+
+
+def test_hours_of_training_sum_the_generations_durations_and_estimate_old_records() -> None:
+    from shared.curves import elapsed_hours
+
+    timed = [_record(g).model_copy(update={"generation_seconds": 1800.0}) for g in (1, 2, 3)]
+    assert [(h.generation, h.hours, h.estimated) for h in elapsed_hours(timed)] == [
+        (1, 0.5, False), (2, 1.0, False), (3, 1.5, False)]
+    # records from before generation_seconds: the time since the previous record (pauses included), the first
+    # record's self-play time; once estimated, every later total is marked estimated
+    old = [_record(g).model_copy(update={"time": f"2026-01-01T0{g}:00:00+00:00"}) for g in (1, 2)]
+    mixed = old + [timed[2]]
+    hours = elapsed_hours(mixed)
+    assert hours[0].hours == pytest.approx(12.0 / 3600) and hours[0].estimated
+    assert hours[1].hours == pytest.approx(1.0 + 12.0 / 3600) and hours[1].estimated
+    assert hours[2].hours == pytest.approx(1.5 + 12.0 / 3600) and hours[2].estimated
+
+
+def test_the_anchor_interval_is_stored_and_recovered_from_elo_for_old_records() -> None:
+    from shared.stats import elo_from_score, score_from_elo
+
+    r = _record(1, anchor={**ANCHOR, "ci_low": 0.21, "ci_high": 0.49})
+    assert r.anchor_interval == (0.21, 0.49)
+    old = r.model_copy(update={"anchor_ci_low": None, "anchor_ci_high": None})
+    low, high = old.anchor_interval
+    assert low == pytest.approx(score_from_elo(-241.0)) and high == pytest.approx(0.5)
+    assert score_from_elo(elo_from_score(0.3)) == pytest.approx(0.3)
+    assert _record(2, promoted=False).anchor_interval is None
+
+
+def test_the_anchor_hours_plot_is_a_png_and_skips_runs_without_an_anchor(tmp_path: Path) -> None:
+    from flows.strength_plot import write_anchor_hours_plot
+
+    records = [_record(g).model_copy(update={"generation_seconds": 600.0}) for g in (1, 2)]
+    png = write_anchor_hours_plot(records, tmp_path / "hours.png", "test")
+    assert png is not None and png.read_bytes().startswith(b"\x89PNG")
+    assert write_anchor_hours_plot([_record(1, anchor=None)], tmp_path / "none.png", "test") is None
+    assert not (tmp_path / "none.png").exists()
