@@ -202,6 +202,17 @@ def tree_command(registry: ModelRegistry, as_json: bool) -> None:
     console.print(lineage_renderable(forest, title))
 
 
+def _run_start(registry: ModelRegistry):
+    """When the run began: the creation time of its first model (generation 0), None when unknown."""
+    from datetime import datetime
+
+    first = [v for v in registry.scan()[0] if v.generation == 0]
+    try:
+        return datetime.fromisoformat(min(v.created for v in first)) if first else None
+    except ValueError:
+        return None
+
+
 @models.command("strength")
 @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
@@ -225,7 +236,7 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
     records = read_metrics(layout.metrics_path)
     if not records:
         _fail(f"no finished generation is recorded in {layout.metrics_path}; train with `zeroforge run` first")
-    hours = elapsed_hours(records)
+    hours = elapsed_hours(records, _run_start(ModelRegistry(layout.registry_dir)))
     rows = [{"generation": r.generation, "hours": round(h.hours, 3), "hours_estimated": h.estimated,
              "promoted": r.promoted, "anchor": r.anchor, "anchor_score": r.anchor_score,
              "anchor_ci": None if r.anchor_interval is None else [round(x, 4) for x in r.anchor_interval],

@@ -121,20 +121,23 @@ class ElapsedHours:
     hours: float
     #: True when some generation up to this one has no recorded duration (records written before
     #: generation_seconds existed): its duration is then the time since the previous record, which includes
-    #: any pause between two sittings of a resumed run, or, for the file's first record, its self-play time only
+    #: any pause between two sittings of a resumed run; for the file's first record, the time since `started`
+    #: (the run's start) when given, else its self-play time only
     estimated: bool
 
 
-def elapsed_hours(records: list[GenerationMetrics]) -> list[ElapsedHours]:
+def elapsed_hours(records: list[GenerationMetrics], started: datetime | None = None) -> list[ElapsedHours]:
     """Cumulative training hours at the end of each record (records in generation order, as read_metrics
-    returns them): the sum of the generations' `generation_seconds`, with the fallbacks of ElapsedHours."""
-    out, total, estimated, previous = [], 0.0, False, None
+    returns them): the sum of the generations' `generation_seconds`, with the fallbacks of ElapsedHours.
+    started: when the run began (e.g. the registry's first model; timezone-aware), used only for a first record
+    without a duration."""
+    out, total, estimated, previous = [], 0.0, False, started
     for record in records:
         seconds = record.generation_seconds
         if seconds is None:
             estimated = True
             now = datetime.fromisoformat(record.time)
-            seconds = ((now - previous).total_seconds() if previous is not None
+            seconds = ((now - previous).total_seconds() if previous is not None and previous <= now
                        else float(record.selfplay_seconds or 0.0))
         total += max(0.0, seconds)
         previous = datetime.fromisoformat(record.time)

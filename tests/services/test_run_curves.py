@@ -136,6 +136,10 @@ def test_hours_of_training_sum_the_generations_durations_and_estimate_old_record
     assert hours[0].hours == pytest.approx(12.0 / 3600) and hours[0].estimated
     assert hours[1].hours == pytest.approx(1.0 + 12.0 / 3600) and hours[1].estimated
     assert hours[2].hours == pytest.approx(1.5 + 12.0 / 3600) and hours[2].estimated
+    # with the run's start, the first record counts from it
+    from datetime import datetime
+    started = datetime.fromisoformat("2026-01-01T00:30:00+00:00")
+    assert elapsed_hours(old, started)[0].hours == pytest.approx(0.5)
 
 
 def test_the_anchor_interval_is_stored_and_recovered_from_elo_for_old_records() -> None:
