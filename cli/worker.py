@@ -13,7 +13,7 @@ from services.worker import DEFAULT_HEARTBEAT_S, HEARTBEATS_PER_TTL
 
 @click.command()
 @click.option("--queues", default=",".join(ALL_QUEUES), show_default=True,
-              help="Comma-separated queues to take jobs from (selfplay, train, eval).")
+              help="Comma-separated queues to take jobs from, in priority order (train, eval, selfplay).")
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), required=True,
               envvar="ZEROFORGE_DATA_DIR",
               help="The pipeline's data directory (shards and models), the same as the run's --data-dir "

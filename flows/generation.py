@@ -21,8 +21,8 @@ from flows.naming import artifact_key, run_name
 from flows.progress import Waiter
 from flows.promote import decide_flow
 from services.initial_model import ensure_initial_model
-from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, run_jobs,
-                               ttl_kwargs)
+from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, enqueue,
+                               run_jobs, ttl_kwargs)
 from services.payloads import SelfPlayPayload, SelfPlayResult, TrainPayload, TrainResult
 from shared.config import PipelineConfig
 from shared.games import make_game
@@ -60,16 +60,10 @@ def initial_model_task(config: PipelineConfig, data_dir: str) -> str:
     return ensure_initial_model(DataLayout(Path(data_dir), config.game.name), config.game, config.pipeline.seed)
 
 
-@task(name="self-play")
-def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_version: str) -> dict[str, int]:
-    """Enqueue this generation's self-play jobs, wait for them with progress; return totals.
-
-    Totals: games, positions, first_player_wins, draws, second_player_wins over all the generation's shards;
-    new_games and new_positions: those of the jobs that played (not reused shards); seconds: the stage's elapsed
-    time, the wall clock of the wait or the longest job's playing time if longer (a job finished before a resume).
-    """
-    logger = get_run_logger()
-    layout = DataLayout(Path(data_dir), config.game.name)
+def selfplay_specs(config: PipelineConfig, layout: DataLayout, generation: int, model_version: str,
+                   logger) -> list[JobSpec]:
+    """The self-play jobs of `generation` played by `model_version` (ids from the layout's JobIds, so the same
+    generation and model always give the same jobs), with the calibrated resignation threshold when it is on."""
     ids = layout.job_ids()
     service = config.selfplay_service()
     resign = _resign_threshold(config, layout, generation)
@@ -87,6 +81,31 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                              job_id=job_id, timeout_s=config.pipeline.selfplay_timeout_s,
                              description=f"{config.game.name} gen {generation} self-play {i}",
                              **ttl_kwargs(config.pipeline)))
+    return specs
+
+
+def enqueue_selfplay_ahead(config: PipelineConfig, layout: DataLayout, generation: int, model_version: str,
+                           connection, patience: RedisPatience, logger) -> None:
+    """Enqueue the self-play jobs of `generation` (the next one) with `model_version` without waiting for them
+    (pipeline.overlap_selfplay); that generation's run_selfplay with the same model waits for these very jobs."""
+    for spec in selfplay_specs(config, layout, generation, model_version, logger):
+        enqueue(connection, spec, patience)
+    logger.info("gen %d self-play enqueued ahead with %s (played by workers the training and the gate leave idle)",
+                generation, model_version)
+
+
+@task(name="self-play")
+def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_version: str) -> dict[str, int]:
+    """Enqueue this generation's self-play jobs (jobs already enqueued ahead with this model are the same jobs),
+    wait for them with progress; return totals.
+
+    Totals: games, positions, first_player_wins, draws, second_player_wins over all the generation's shards;
+    new_games and new_positions: those of the jobs that played (not reused shards); seconds: the stage's elapsed
+    time, the wall clock of the wait or the longest job's playing time if longer (a job finished before a resume).
+    """
+    logger = get_run_logger()
+    layout = DataLayout(Path(data_dir), config.game.name)
+    specs = selfplay_specs(config, layout, generation, model_version, logger)
     artifact = create_progress_artifact(progress=0.0, key=artifact_key(config.game.name, data_dir, "selfplay", generation),
                                         description=f"self-play, generation {generation}")
     connection = connect()
@@ -132,8 +151,11 @@ def resign_summary(totals: dict[str, int]) -> str:
 
 
 @task(name="train")
-def run_training(config: PipelineConfig, data_dir: str, generation: int, parent: str) -> TrainResult:
-    """Enqueue the training job for this generation and wait; returns the trainer's result."""
+def run_training(config: PipelineConfig, data_dir: str, generation: int, parent: str,
+                 ahead_model: str | None = None) -> TrainResult:
+    """Enqueue the training job for this generation and wait; returns the trainer's result. With `ahead_model`,
+    the next generation's self-play with that model is enqueued right after the training job (so that the
+    training job is queued first) and not waited for."""
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
     ids = layout.job_ids()
@@ -144,10 +166,13 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
                    timeout_s=config.pipeline.train_timeout_s,
                    description=f"{config.game.name} gen {generation} training", **ttl_kwargs(config.pipeline))
     connection = connect()
+    patience = RedisPatience(connection, config.pipeline.redis_outage_s)
+    if ahead_model is not None:
+        enqueue(connection, spec, patience)     # run_jobs below finds it queued (or running) and waits for it
+        enqueue_selfplay_ahead(config, layout, generation + 1, ahead_model, connection, patience, logger)
     result = TrainResult.model_validate(
         run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
-                 progress=Waiter(logger, layout, generation, "training"),
-                 patience=RedisPatience(connection, config.pipeline.redis_outage_s))[job_id])
+                 progress=Waiter(logger, layout, generation, "training"), patience=patience)[job_id])
     logger.info("gen %d training: candidate %s from %s, %d steps on %d positions (%s new), loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
                 "?" if result.new_positions is None else result.new_positions, result.first_loss, result.loss,
@@ -157,20 +182,30 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
 
 @flow(name="generation", flow_run_name=run_name("gen{generation}"))
 @cancel_on_interrupt
-def generation_flow(config: PipelineConfig, generation: int, data_dir: str) -> dict[str, Any]:
-    """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict."""
+def generation_flow(config: PipelineConfig, generation: int, data_dir: str, selfplay_model: str | None = None,
+                    selfplay_ahead: bool = False) -> dict[str, Any]:
+    """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict.
+
+    selfplay_model: the model whose self-play the previous generation enqueued ahead (None: the best model now);
+    selfplay_ahead: enqueue the next generation's self-play with the best model once this one's is done (its
+    summary's "next_selfplay_model" says with which)."""
     started = time.monotonic()
     logger = get_run_logger()
     game = config.game.name
     best = initial_model_task(config, data_dir)
-    logger.info("%s generation %d: playing with best model %s", game, generation, best)
-    selfplay = run_selfplay(config, data_dir, generation, best)
+    player = selfplay_model or best
+    logger.info("%s generation %d: playing with %s model %s", game, generation,
+                "best" if player == best else "the previous best (enqueued ahead)", player)
+    selfplay = run_selfplay(config, data_dir, generation, player)
+    stopping = DataLayout(Path(data_dir), game).stop_file.exists()     # no generation comes after this one
+    ahead = best if selfplay_ahead and not stopping else None
     parent = training_parent(ModelRegistry(DataLayout(Path(data_dir), game).registry_dir), best, generation)
-    training = run_training(config, data_dir, generation, parent)
+    training = run_training(config, data_dir, generation, parent, ahead)
     gate = gate_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version, best=best)
     decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
                            best=best, gate=gate)
     record_generation(DataLayout(Path(data_dir), game), generation_metrics(
         generation, selfplay, training.model_dump(mode="json"), gate, decision, time.monotonic() - started), logger)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
-            "training": training.model_dump(mode="json"), "gate": gate, "decision": decision}
+            "training": training.model_dump(mode="json"), "gate": gate, "decision": decision,
+            "selfplay_model": player, "next_selfplay_model": ahead}

@@ -3,7 +3,9 @@
 The generation to run next is read from the registry (one past the newest generation with a gate
 decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
 a candidate already registered and finished rq jobs are reused.  A pipeline with `generations` unset runs
-until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations). The jobs go to the
+until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations). With
+pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that moment)
+as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the
 Redis named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
@@ -47,11 +49,16 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
     stop = layout.stop_file
     stop.unlink(missing_ok=True)
     generation = next_generation(registry)
+    ahead: str | None = None   # the model of the self-play the last generation enqueued ahead for this one
     try:
         ensure_anchor(config, data_dir, logger)
         while generations is None or len(summaries) < generations:
             generation = next_generation(registry)
-            summaries.append(generation_flow(config=config, generation=generation, data_dir=data_dir))
+            more = generations is None or len(summaries) + 1 < generations
+            summaries.append(generation_flow(
+                config=config, generation=generation, data_dir=data_dir, selfplay_model=ahead,
+                selfplay_ahead=config.pipeline.overlap_selfplay and more))
+            ahead = summaries[-1].get("next_selfplay_model")
             if stop.exists():
                 logger.info("stop file %s found: stopping after generation %d", stop, generation)
                 stop.unlink(missing_ok=True)

@@ -45,7 +45,10 @@ log = logging.getLogger(__name__)
 QUEUE_SELFPLAY = "selfplay"
 QUEUE_TRAIN = "train"
 QUEUE_EVAL = "eval"
-ALL_QUEUES = (QUEUE_SELFPLAY, QUEUE_TRAIN, QUEUE_EVAL)
+#: In priority order: a worker takes training and gate/anchor jobs before self-play (rq dequeues from the first
+#: non-empty queue of its list), so that self-play enqueued ahead of its generation (pipeline.overlap_selfplay)
+#: only fills workers the training and the gate leave idle.
+ALL_QUEUES = (QUEUE_TRAIN, QUEUE_EVAL, QUEUE_SELFPLAY)
 
 #: The environment variable that carries the pipeline's Redis URL (password included) to its flows and workers.
 REDIS_URL_ENV = "ZEROFORGE_REDIS_URL"

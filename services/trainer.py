@@ -144,7 +144,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         return TrainResult(version=done.version, parent=parent_version, generation=generation, reused=True,
                            **done.training).model_dump(mode="json")
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, game, cfg.train.replay_window_positions,
-                                cfg.train.replay_window_generations)
+                                cfg.train.replay_window_generations, up_to_generation=generation)
     if window.states.shape[0] == 0:
         raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
                                 "run self-play for this generation first")

@@ -298,6 +298,12 @@ class PipelineSection(Section):
     local_workers: int = Field(
         default=2, ge=0, le=256, description="rq worker processes `zeroforge run` starts itself (0 = external only)."
     )
+    overlap_selfplay: bool = Field(
+        default=False,
+        description="Enqueue the next generation's self-play, with the current best, as soon as this generation's "
+        "self-play is done, so that workers idle during training and the gate play it (workers take train and eval "
+        "jobs first); the next generation then trains on games of the model that was best one gate earlier.",
+    )
     seed: int = Field(default=0, ge=0, le=2**31,
                       description="Base seed; job seeds are derived from it, the generation and job.")
     job_retries: int = Field(

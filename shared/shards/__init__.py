@@ -3,7 +3,8 @@
     write_shard(directory, job_id, game, records, attrs) -> Path      writer.py
     read_shard(path, game=None) -> Shard                               reader.py
     list_shards(directory, recursive=True) -> list[ShardInfo]          reader.py (scan_shards also reports damaged files)
-    load_replay_window(shards_dir, quarantine_dir, game, max_positions, max_generations=None) -> ReplayWindow   replay.py
+    load_replay_window(shards_dir, quarantine_dir, game, max_positions, max_generations=None,
+                       up_to_generation=None) -> ReplayWindow                                  replay.py
 """
 from shared.shards.reader import DamagedShard, Shard, ShardInfo, ShardScan, list_shards, read_shard, read_shard_info, scan_shards
 from shared.shards.replay import ReplayWindow, generation_positions, load_replay_window, quarantine_shard

@@ -72,10 +72,12 @@ def quarantine_shard(path: Path, quarantine_dir: Path, problem: str, name: str |
         return None
 
 
-def _select_newest(infos: list[ShardInfo], max_generations: int | None) -> list[ShardInfo]:
+def _select_newest(infos: list[ShardInfo], max_generations: int | None,
+                   up_to_generation: int | None = None) -> list[ShardInfo]:
     # Within a generation the order is by job id, not creation time, so a window (and the training on it)
     # is the same whichever worker finished first.
-    newest_first = sorted(infos, key=lambda i: (i.generation, i.job_id), reverse=True)
+    newest_first = sorted((i for i in infos if up_to_generation is None or i.generation <= up_to_generation),
+                          key=lambda i: (i.generation, i.job_id), reverse=True)
     if max_generations is None:
         return newest_first
     keep = set(sorted({i.generation for i in newest_first}, reverse=True)[:max_generations])
@@ -107,11 +109,14 @@ def load_replay_window(
     game,
     max_positions: int,
     max_generations: int | None = None,
+    up_to_generation: int | None = None,
 ) -> ReplayWindow:
     """Load up to `max_positions` newest positions of `game` from the shards under `shards_dir` (recursively).
 
-    max_generations: only shards of the newest N generations present. quarantine_dir: where damaged
-    shards go (DataLayout.quarantine_dir in the pipeline).
+    max_generations: only shards of the newest N generations present. up_to_generation: ignore shards of later
+    generations (the trainer of generation G passes G: a later generation's self-play may already be writing
+    shards, pipeline.overlap_selfplay). quarantine_dir: where damaged shards go (DataLayout.quarantine_dir in
+    the pipeline).
     Returns a ReplayWindow (possibly empty: N = 0) with rows oldest first.
     """
     _check_limits(max_positions, max_generations)
@@ -129,7 +134,7 @@ def load_replay_window(
     for damaged in scan.damaged:
         report_bad(damaged.path, damaged.problem)
     pieces, names, total = [], [], 0
-    for info in _select_newest(scan.infos, max_generations):
+    for info in _select_newest(scan.infos, max_generations, up_to_generation):
         if total >= max_positions:
             break
         try:

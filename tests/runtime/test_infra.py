@@ -76,7 +76,7 @@ def test_systemd_units_parse_with_required_keys(name):
 
 def test_worker_unit_command():
     exec_start = _unit("zeroforge-worker@.service")["Service"]["ExecStart"]
-    assert exec_start.endswith("zeroforge worker --queues selfplay,train,eval --device %i")
+    assert exec_start.endswith("zeroforge worker --queues train,eval,selfplay --device %i")
     assert "REDIS_URL" not in exec_start    # the password stays in the environment file, off the command line
     prefect = _unit("zeroforge-prefect.service")["Service"]["ExecStart"]
     assert prefect.endswith("prefect server start --host 127.0.0.1 --port 4200")

@@ -64,6 +64,15 @@ def test_max_generations_limits_to_newest_generations(make_shard, layout, connec
     assert set(window.generation.tolist()) == {2, 3}
 
 
+def test_a_trainer_window_ignores_later_generations(make_shard, layout, connect4):
+    """Generation 2's trainer must not see generation 3's shards (self-play enqueued ahead may write them)."""
+    for generation in range(4):
+        make_shard(generation, f"j{generation}", games=2, seed=generation)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=10**6,
+                                max_generations=2, up_to_generation=2)
+    assert window.shard_names == ["gen-000002/j2.h5", "gen-000001/j1.h5"]
+
+
 def test_damaged_shards_are_quarantined_and_reported(make_shard, layout, connect4, tictactoe, caplog):
     good = make_shard(1, "good", games=2, seed=1)
     truncated = make_shard(2, "truncated", games=2, seed=2)
