@@ -71,7 +71,7 @@ def test_a_gpu_device_without_a_gpu_fails_at_start_not_in_the_workers(tmp_path) 
 
 
 @pytest.mark.parametrize("anchor, game, needle", [
-    ("shipped", "othello", "no shipped model for othello"),
+    ("shipped", "othello-6x6", "no shipped model for othello-6x6"),
     ("minimax", "connect4", 'gate.anchor "minimax" exists only for tictactoe'),
     ("best", "tictactoe", "is not a fixed player that every worker has"),
     ("pure-mcts:0", "tictactoe", "pure-mcts needs 1 to 1,000,000 playouts"),

@@ -12,8 +12,9 @@ from shared.games import make_game
 from shared.network import load_model
 from shared.layout import SHIPPED_MODELS_DIR, shipped_model_path
 
-SHIPPED = ["tictactoe", "connect4", "gomoku-6x6-4", "gomoku-8x8-5", "go-9x9"]
-OPENING = {"tictactoe": "5", "connect4": "44", "gomoku-6x6-4": "c3", "gomoku-8x8-5": "d4 e5", "go-9x9": "E5"}
+SHIPPED = ["tictactoe", "connect4", "gomoku-6x6-4", "gomoku-8x8-5", "gomoku-15", "othello", "go-9x9"]
+OPENING = {"tictactoe": "5", "connect4": "44", "gomoku-6x6-4": "c3", "gomoku-8x8-5": "d4 e5", "gomoku-15": "h8 i9",
+           "othello": "f5 d6", "go-9x9": "E5"}
 
 
 @pytest.mark.parametrize("game_name", SHIPPED)
