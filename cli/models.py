@@ -246,7 +246,8 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
         from flows.strength_plot import write_anchor_hours_plot
 
         try:
-            written = write_anchor_hours_plot(records, plot_path, f"{layout.game_name}: anchor score over training")
+            written = write_anchor_hours_plot(records, plot_path, f"{layout.game_name}: anchor score over training",
+                                              hours)
         except OSError as exc:
             _fail(f"cannot write the plot to {plot_path}: {exc}")
         if written is None:

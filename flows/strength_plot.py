@@ -111,9 +111,10 @@ def anchor_hours_figure(records: list[GenerationMetrics], hours: list[ElapsedHou
     return fig
 
 
-def write_anchor_hours_plot(records: list[GenerationMetrics], path: Path, title: str) -> Path | None:
-    """Draw anchor_hours_figure of `records` to a PNG at `path` (atomically); None when no record has an anchor
-    score."""
+def write_anchor_hours_plot(records: list[GenerationMetrics], path: Path, title: str,
+                            hours: list[ElapsedHours] | None = None) -> Path | None:
+    """Draw anchor_hours_figure of `records` to a PNG at `path` (atomically); `hours` parallel to `records`
+    (default: elapsed_hours(records)). None when no record has an anchor score."""
     if not any(r.anchor_score is not None for r in records):
         return None
-    return save_png(anchor_hours_figure(records, elapsed_hours(records), title), path)
+    return save_png(anchor_hours_figure(records, hours or elapsed_hours(records), title), path)
