@@ -37,6 +37,9 @@ ILLUSTRATIVE = {
         "a Go training run until stopped",
     ".venv/bin/zeroforge run --game go-9x9 --generations 0 --set gate.anchor=gnugo:1":
         "a Go training run until stopped (gnugo:1 as an anchor is checked by tests/services/test_gatekeeper.py)",
+    ".venv/bin/zeroforge models strength":
+        "needs a finished generation, which no example before it trains (tests/cli/test_models_registry.py and "
+        "tests/e2e/test_pipeline_e2e.py run it on recorded generations)",
     ".venv/bin/zeroforge ui":
         "starts a server that runs until Ctrl-C",
     ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":
