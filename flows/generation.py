@@ -197,14 +197,15 @@ def generation_flow(config: PipelineConfig, generation: int, data_dir: str, self
     logger.info("%s generation %d: playing with %s model %s", game, generation,
                 "best" if player == best else "the previous best (enqueued ahead)", player)
     selfplay = run_selfplay(config, data_dir, generation, player)
-    stopping = DataLayout(Path(data_dir), game).stop_file.exists()     # no generation comes after this one
+    layout = DataLayout(Path(data_dir), game)
+    stopping = layout.stop_file.exists()     # no generation comes after this one
     ahead = best if selfplay_ahead and not stopping else None
-    parent = training_parent(ModelRegistry(DataLayout(Path(data_dir), game).registry_dir), best, generation)
+    parent = training_parent(ModelRegistry(layout.registry_dir), best, generation)
     training = run_training(config, data_dir, generation, parent, ahead)
     gate = gate_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version, best=best)
     decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
                            best=best, gate=gate)
-    record_generation(DataLayout(Path(data_dir), game), generation_metrics(
+    record_generation(layout, generation_metrics(
         generation, selfplay, training.model_dump(mode="json"), gate, decision, time.monotonic() - started), logger)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
             "training": training.model_dump(mode="json"), "gate": gate, "decision": decision,
