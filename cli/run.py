@@ -257,6 +257,9 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
 @click.command()
 @config_options
 @click.option("--generations", type=click.IntRange(0, 1_000_000), default=None, help=_generations_help())
+@click.option("--max-hours", type=click.FloatRange(0, 100_000, min_open=True), default=None,
+              help="Wall-clock budget of this run in hours: no generation is started that would end past it, judged "
+                   "by the last generation's duration (same as --set pipeline.max_hours=H).")
 @click.option("--redis-url", default=None,
               help="Use this Redis (default: REDIS_URL, else start a private one). Prefer REDIS_URL for a URL with a "
                    "password: a command line is visible to every user of the machine.")
@@ -264,8 +267,10 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
               help="Start this many local workers even if others listen.")
 @click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")
 def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None, generations: int | None,
-        redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
+        max_hours: float | None, redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
     """Train GAME from scratch (or resume it): self-play, training and gating, generation after generation."""
+    if max_hours is not None:
+        settings = (*settings, f"pipeline.max_hours={max_hours!r}")
     cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
     local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
     check_run_settings(cfg, local)

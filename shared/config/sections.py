@@ -273,6 +273,11 @@ class PipelineSection(Section):
     generations: OptionalInt = Field(
         default=None, ge=1, le=1_000_000, description='Generations to run ("none" = until stopped).'
     )
+    max_hours: OptionalFloat = Field(
+        default=None, gt=0, le=100_000,
+        description="Wall-clock budget of one `zeroforge run` (from its start, hours): no generation is started that "
+        'would end past it, judged by the last generation\'s duration ("none" = no budget).',
+    )
     data_dir: OptionalPath = Field(
         default=None,
         description="Root of shards, models, checkpoints and reports, shared by all workers "

@@ -223,3 +223,16 @@ def test_redis_gone_for_longer_than_the_outage_budget_stops_the_run_in_one_line_
     finally:
         server.kill()
     print(f"\nRedis gone for good (outage budget 5 s): the run stopped {stopped_s:.1f} s later, in one line")
+
+
+def test_a_time_budget_stops_the_run_before_a_generation_that_would_overrun_it(tmp_path: Path) -> None:
+    """--max-hours 0.001 (3.6 s) is shorter than any generation: the first one runs (there is nothing yet to judge
+    by), then the run stops cleanly instead of starting the second of its 3."""
+    data = tmp_path / "data"
+    run, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--max-hours", "0.001",
+                         "--data-dir", str(data), *TINY, "--set", "pipeline.local_workers=1"], _env(), tmp_path)
+    assert run.wait(timeout=300) == 0, "".join(lines[-40:])
+    text = "".join(lines)
+    assert "=== zeroforge run finished ===" in text and "pipeline.max_hours=0.001 used" in text, text[-3000:]
+    versions = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).list()
+    assert [v.generation for v in versions] == [0, 1]

@@ -78,3 +78,12 @@ def test_a_best_model_whose_anchor_match_was_interrupted_gets_it_on_resume(regis
     assert missing_anchor(config, registry) is None
     assert resume_line(layout, 3) == "resuming tictactoe at generation 2; 3 more to run"
     assert resume_line(layout, None) == "resuming tictactoe at generation 2; running until stopped"
+
+
+def test_the_time_budget_allows_a_generation_only_if_it_ends_within_the_budget() -> None:
+    from flows.pipeline import budget_allows_another
+
+    assert budget_allows_another(3000.0, 600.0, None)           # no budget
+    assert budget_allows_another(3000.0, 600.0, 3600.0)         # ends exactly at the budget
+    assert not budget_allows_another(3000.1, 600.0, 3600.0)     # would end 0.1 s past it
+    assert not budget_allows_another(3700.0, 0.0, 3600.0)       # already past it
