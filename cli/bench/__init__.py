@@ -1,20 +1,24 @@
-"""`zeroforge bench`: speed benchmarks.
+"""`zeroforge bench`: speed benchmarks, and a tactics check against a perfect solver.
 
     zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--overlap both] [--json]
     zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
+    zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept, cli.bench.tactics)
 
 The logic lives in cli.bench.selfplay; this module parses options and prints.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
+
+from cli.play_common import config_file_option, data_dir_option, device_option, game_option, model_option
 
 
 @click.group()
 def bench() -> None:
-    """Speed benchmarks."""
+    """Speed benchmarks, and a tactics check against a perfect solver."""
 
 
 @bench.command("selfplay")
@@ -147,3 +151,51 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
     click.echo(format_shared_report(report))
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))
+
+
+@bench.command("tactics")
+@game_option
+@model_option
+@click.option("--sims", type=click.IntRange(1, 100_000), default=200, show_default=True,
+              help="Search simulations per position.")
+@click.option("--positions", type=click.IntRange(1, 100_000), default=500, show_default=True,
+              help="Solver-labelled positions to play (not lost for the side to move).")
+@click.option("--plies", default="6-30", show_default=True, metavar="LO-HI",
+              help="Random moves before a position, drawn uniformly from LO..HI.")
+@click.option("--max-nodes", type=click.IntRange(1, 10**10), default=5_000_000, show_default=True,
+              help="Solver node budget per move; a position with a move over it is skipped (and counted).")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
+              help="Seed of the positions and of the search.")
+@config_file_option
+@data_dir_option
+@device_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
+def tactics(game_name: str, model_text: str | None, sims: int, positions: int, plies: str, max_nodes: int, seed: int,
+            config_file: Path | None, data_dir: Path | None, device: str, as_json: bool) -> None:
+    """Connect Four: how often the model's search keeps the solved outcome (win stays win, draw stays draw) on
+    random positions labelled by a perfect solver, against a random move on the same positions."""
+    from cli.bench.tactics import connect4_tactics, format_tactics
+    from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
+    from shared.players.analysis import choose_model, load_network_evaluator
+
+    try:
+        low, high = (int(part) for part in plies.split("-"))
+    except ValueError:
+        fail(f"--plies {plies!r}: give two ply counts as LO-HI, e.g. 6-30")
+    if not 0 <= low <= high <= 40:
+        fail(f"--plies {plies!r}: need 0 <= LO <= HI <= 40 (a Connect Four game has at most 42 plies)")
+    device = checked_device(device)
+    with user_errors():
+        game, registry_dir = game_and_registry(game_name, data_dir)
+        if game.name != "connect4":
+            fail(f"--game {game.name}: bench tactics measures Connect Four only (its perfect solver); the search's "
+                 "win-in-1, must-block and VCF guarantees of the other games are covered by tests/search")
+        search = game_config(game.name, config_file).match_search_config(sims)
+        model = choose_model(game, model_text, registry_dir)
+        if model.note:
+            click.echo(f"note: {model.note}", err=True)
+        evaluate = load_network_evaluator(model.path, game, device)
+        report = connect4_tactics(game, evaluate, search, positions=positions, seed=seed, min_plies=low,
+                                  max_plies=high, max_nodes=max_nodes)
+    report["model"] = model.label
+    click.echo(json.dumps(report, sort_keys=True) if as_json else format_tactics(report, model.label))

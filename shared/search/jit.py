@@ -17,6 +17,9 @@ import numpy as np
 
 #: Decorator for the search kernels: nopython, cached on disk, releases the GIL.
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
+#: Decorator for recursive kernels: not cached on disk (numba segfaults when it loads a cached self-recursive
+#: function), so each process compiles them on first use.
+recursive_kernel = numba.njit(cache=False, nogil=True, error_model="numpy")
 #: Decorator for small helpers called from kernels: inlined into the caller (no call with a dozen array arguments).
 inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 

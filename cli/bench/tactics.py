@@ -1,0 +1,133 @@
+"""`zeroforge bench tactics --game connect4`: how often a model's search keeps a position's game-theoretic outcome,
+on positions labelled by the perfect solver (shared.search.connect4_solver).
+
+Positions: random games (uniform legal moves, never a move that ends the game) stopped after a ply count drawn
+uniformly from [min_plies, max_plies]; a position is kept when the solver settles every legal move within its
+node budget and the side to move is not lost (some move draws or wins). The model plays each kept position as
+`analyze` does (the match players' search: no noise, MCTS-solver on, `sims` simulations, all positions in one
+batched search). A move keeps the outcome when its solved value equals the position's best value (a win stays a
+win, a draw a draw). Reported with 95% Wilson intervals: over all kept positions, over the critical ones (where
+some legal move would lose the outcome), per outcome (won / drawn positions), and the rate of a uniformly random
+legal move on the same positions.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from shared.games.base import F_PLY, Game
+from shared.search.connect4_solver import ILLEGAL, UNKNOWN, Connect4Solver
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k of n, with the 95% Wilson interval of k / n."""
+
+    hits: int
+    total: int
+    rate: float
+    ci_low: float
+    ci_high: float
+
+
+def rate(hits: int, total: int) -> Rate:
+    """Rate of `hits` out of `total` with its 95% Wilson interval (all NaN when total is 0)."""
+    if total == 0:
+        return Rate(0, 0, float("nan"), float("nan"), float("nan"))
+    interval = binomtest(hits, total).proportion_ci(confidence_level=0.95, method="wilson")
+    return Rate(hits, total, hits / total, float(interval.low), float(interval.high))
+
+
+def random_position(game: Game, rng: np.random.Generator, plies: int) -> np.ndarray:
+    """A non-terminal position after `plies` uniformly random moves that do not end the game (a game in which
+    every move would end it starts over): [S] int16."""
+    state = game.initial_states(1)
+    while int(state[0, game.num_cells + F_PLY]) < plies:
+        legal = np.flatnonzero(game.legal_mask(state)[0])
+        children = game.step(np.repeat(state, legal.size, axis=0), legal)
+        open_ = np.flatnonzero(~game.is_terminal(children))
+        state = children[[rng.choice(open_)]] if open_.size else game.initial_states(1)
+    return state[0]
+
+
+def labelled_positions(game: Game, count: int, rng: np.random.Generator, min_plies: int, max_plies: int,
+                       solver: Connect4Solver) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Sample positions until `count` are kept (module docstring), or 50 * count were sampled.
+
+    Returns (states [N, S] int16, values [N, 7] int64 from the solver: 1 win, 0 draw, -1 loss, -2 full column,
+    positions sampled, positions skipped over the node budget)."""
+    states, values = [], []
+    sampled = skipped = 0
+    while len(states) < count and sampled < 50 * count:
+        sampled += 1
+        state = random_position(game, rng, int(rng.integers(min_plies, max_plies + 1)))
+        moves = solver.move_values(state[: game.num_cells].reshape(game.height, game.width))
+        if np.any(moves == UNKNOWN):
+            skipped += 1
+        elif moves.max() >= 0:
+            states.append(state)
+            values.append(moves)
+    return (np.array(states, np.int16).reshape(-1, game.state_size), np.array(values, np.int64).reshape(-1, 7),
+            sampled, skipped)
+
+
+def keep_report(values: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
+    """Rates of keeping the outcome: values [N, 7] int64 (solver values), chosen [N] int64 columns -> dict of
+    Rate dicts ("all", "critical", "won", "drawn") and the random mover's expected rate ("random_move")."""
+    legal = values != ILLEGAL
+    best = values.max(axis=1)                                            # [N]: 1 won, 0 drawn (lost ones excluded)
+    keeps = values == best[:, None]                                      # [N, 7]
+    kept = keeps[np.arange(values.shape[0]), chosen]                     # [N] bool
+    critical = (legal & ~keeps).any(axis=1)
+    random_share = (keeps.sum(axis=1) / legal.sum(axis=1)) if values.shape[0] else np.zeros(0)
+    out = {name: asdict(rate(int(kept[rows].sum()), int(rows.sum())))
+           for name, rows in (("all", np.ones_like(kept)), ("critical", critical), ("won", best == 1),
+                              ("drawn", best == 0))}
+    out["random_move"] = float(random_share.mean()) if random_share.size else float("nan")
+    out["random_move_critical"] = float(random_share[critical].mean()) if critical.any() else float("nan")
+    return out
+
+
+def connect4_tactics(game: Game, evaluate, search, *, positions: int, seed: int, min_plies: int, max_plies: int,
+                     max_nodes: int) -> dict[str, Any]:
+    """Sample and label `positions` Connect Four positions, let the model's search (`evaluate`, SearchConfig
+    `search`) choose a move in each, and report the keep rates (keep_report) with the sampling and timing facts."""
+    from shared.players.analysis import analyze_states
+
+    rng = np.random.default_rng(seed)
+    solver = Connect4Solver(max_nodes=max_nodes)
+    started = time.perf_counter()
+    states, values, sampled, skipped = labelled_positions(game, positions, rng, min_plies, max_plies, solver)
+    labelled = time.perf_counter()
+    chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1, seed=seed)],
+                      np.int64) if states.shape[0] else np.zeros(0, np.int64)
+    searched = time.perf_counter()
+    return {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled, "skipped_over_budget": skipped,
+            "plies": [min_plies, max_plies], "simulations": search.num_simulations, "seed": seed,
+            "max_nodes": max_nodes, **keep_report(values, chosen),
+            "solve_seconds": round(labelled - started, 3), "search_seconds": round(searched - labelled, 3)}
+
+
+def format_tactics(report: dict[str, Any], model: str) -> str:
+    """The report of connect4_tactics as a few lines of text."""
+    def line(name: str, label: str) -> str:
+        r = report[name]
+        if r["total"] == 0:
+            return f"  {label:<22} -"
+        return (f"  {label:<22} {r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  "
+                f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
+
+    return "\n".join([
+        f"{report['game']}: {model} at {report['simulations']} simulations keeps the solved outcome in",
+        line("all", "all positions"), line("critical", "critical positions"), line("won", "won positions"),
+        line("drawn", "drawn positions"),
+        f"  a random legal move: {100 * report['random_move']:.1f}% (critical: "
+        f"{100 * report['random_move_critical']:.1f}%)",
+        f"positions: {report['positions']} kept of {report['sampled']} sampled at plies {report['plies'][0]}-"
+        f"{report['plies'][1]} ({report['skipped_over_budget']} over the solver's budget of {report['max_nodes']:,} "
+        f"nodes); solving {report['solve_seconds']:.1f} s, search {report['search_seconds']:.1f} s",
+    ])

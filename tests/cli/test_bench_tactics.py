@@ -1,0 +1,50 @@
+"""`zeroforge bench tactics`: the keep-the-outcome rates on hand-made solver values, and the command end to end on a
+few late positions with the shipped Connect Four model."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from cli.bench.tactics import keep_report
+
+X = -2   # a full column
+
+
+def test_keep_report_counts_moves_that_keep_the_best_value() -> None:
+    values = np.array([
+        [1, -1, -1, X, -1, -1, -1],     # won, critical: only column 1 wins
+        [1, 1, 1, 1, 1, 1, 1],          # won, every move wins: not critical
+        [0, -1, 0, X, X, X, X],         # drawn, critical
+        [0, 0, 0, 0, 0, 0, 0],          # drawn, not critical
+    ], np.int64)
+    report = keep_report(values, np.array([0, 3, 1, 6]))        # keeps, keeps, loses the draw, keeps
+    assert (report["all"]["hits"], report["all"]["total"]) == (3, 4)
+    assert (report["critical"]["hits"], report["critical"]["total"]) == (1, 2)
+    assert (report["won"]["hits"], report["won"]["total"]) == (2, 2)
+    assert (report["drawn"]["hits"], report["drawn"]["total"]) == (1, 2)
+    assert report["random_move"] == pytest.approx((1 / 6 + 1 + 2 / 3 + 1) / 4)
+    assert report["random_move_critical"] == pytest.approx((1 / 6 + 2 / 3) / 2)
+    assert 0 <= report["all"]["ci_low"] < 0.75 < report["all"]["ci_high"] <= 1
+
+
+def test_bench_tactics_plays_the_shipped_model_on_solved_positions() -> None:
+    result = CliRunner().invoke(main, ["bench", "tactics", "--game", "connect4", "--model", "shipped", "--positions",
+                                       "6", "--plies", "26-30", "--sims", "16", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["positions"] == 6 and report["all"]["total"] == 6 and report["simulations"] == 16
+    assert report["sampled"] >= 6 and 0 <= report["random_move"] <= 1 and report["model"] == "shipped"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--game", "gomoku-6x6-4"], "Connect Four only"),
+    (["--game", "connect4", "--plies", "30"], "LO-HI"),
+    (["--game", "connect4", "--plies", "20-50"], "at most 42 plies"),
+])
+def test_bench_tactics_refuses_what_it_cannot_measure(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["bench", "tactics", *args])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
