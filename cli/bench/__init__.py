@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from cli.play_common import config_file_option, data_dir_option, device_option, game_option, model_option
+from cli.play_common import config_file_option, data_dir_option, device_option, game_option
 
 
 @click.group()
@@ -155,7 +155,9 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 
 @bench.command("tactics")
 @game_option
-@model_option
+@click.option("--model", "model_texts", multiple=True, metavar="MODEL",
+              help="best, shipped, a registry version (e.g. 000012) or a model file; repeat it to compare models on "
+                   "the same positions [default: the registry's best if there is one, else the shipped model].")
 @click.option("--sims", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="Search simulations per position.")
 @click.option("--positions", type=click.IntRange(1, 100_000), default=500, show_default=True,
@@ -170,7 +172,7 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
-def tactics(game_name: str, model_text: str | None, sims: int, positions: int, plies: str, max_nodes: int, seed: int,
+def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: int, plies: str, max_nodes: int, seed: int,
             config_file: Path | None, data_dir: Path | None, device: str, as_json: bool) -> None:
     """Connect Four: how often the model's search keeps the solved outcome (win stays win, draw stays draw) on
     random positions labelled by a perfect solver, against a random move on the same positions."""
@@ -191,11 +193,12 @@ def tactics(game_name: str, model_text: str | None, sims: int, positions: int, p
             fail(f"--game {game.name}: bench tactics measures Connect Four only (its perfect solver); the search's "
                  "win-in-1, must-block and VCF guarantees of the other games are covered by tests/search")
         search = game_config(game.name, config_file).match_search_config(sims)
-        model = choose_model(game, model_text, registry_dir)
-        if model.note:
-            click.echo(f"note: {model.note}", err=True)
-        evaluate = load_network_evaluator(model.path, game, device)
-        report = connect4_tactics(game, evaluate, search, positions=positions, seed=seed, min_plies=low,
+        models = []
+        for text in model_texts or (None,):
+            model = choose_model(game, text, registry_dir)
+            if model.note:
+                click.echo(f"note: {model.note}", err=True)
+            models.append((model.label, load_network_evaluator(model.path, game, device)))
+        report = connect4_tactics(game, models, search, positions=positions, seed=seed, min_plies=low,
                                   max_plies=high, max_nodes=max_nodes)
-    report["model"] = model.label
-    click.echo(json.dumps(report, sort_keys=True) if as_json else format_tactics(report, model.label))
+    click.echo(json.dumps(report, sort_keys=True) if as_json else format_tactics(report))

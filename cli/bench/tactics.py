@@ -77,57 +77,71 @@ def labelled_positions(game: Game, count: int, rng: np.random.Generator, min_pli
 
 def keep_report(values: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
     """Rates of keeping the outcome: values [N, 7] int64 (solver values), chosen [N] int64 columns -> dict of
-    Rate dicts ("all", "critical", "won", "drawn") and the random mover's expected rate ("random_move")."""
-    legal = values != ILLEGAL
+    Rate dicts: "all", "critical" (some legal move loses the outcome), "won", "drawn"."""
     best = values.max(axis=1)                                            # [N]: 1 won, 0 drawn (lost ones excluded)
-    keeps = values == best[:, None]                                      # [N, 7]
-    kept = keeps[np.arange(values.shape[0]), chosen]                     # [N] bool
-    critical = (legal & ~keeps).any(axis=1)
-    random_share = (keeps.sum(axis=1) / legal.sum(axis=1)) if values.shape[0] else np.zeros(0)
-    out = {name: asdict(rate(int(kept[rows].sum()), int(rows.sum())))
-           for name, rows in (("all", np.ones_like(kept)), ("critical", critical), ("won", best == 1),
-                              ("drawn", best == 0))}
-    out["random_move"] = float(random_share.mean()) if random_share.size else float("nan")
-    out["random_move_critical"] = float(random_share[critical].mean()) if critical.any() else float("nan")
-    return out
+    kept = values[np.arange(values.shape[0]), chosen] == best            # [N] bool
+    return {name: asdict(rate(int(kept[rows].sum()), int(rows.sum())))
+            for name, rows in (("all", np.ones_like(kept)), ("critical", critical_rows(values)), ("won", best == 1),
+                               ("drawn", best == 0))}
 
 
-def connect4_tactics(game: Game, evaluate, search, *, positions: int, seed: int, min_plies: int, max_plies: int,
-                     max_nodes: int) -> dict[str, Any]:
-    """Sample and label `positions` Connect Four positions, let the model's search (`evaluate`, SearchConfig
-    `search`) choose a move in each, and report the keep rates (keep_report) with the sampling and timing facts."""
+def critical_rows(values: np.ndarray) -> np.ndarray:
+    """values [N, 7] int64 -> [N] bool: some legal move of the position loses its solved outcome."""
+    return ((values != ILLEGAL) & (values < values.max(axis=1, keepdims=True))).any(axis=1)
+
+
+def random_move_rates(values: np.ndarray) -> dict[str, float]:
+    """Expected keep rate of a uniformly random legal move over all positions and over the critical ones."""
+    legal = values != ILLEGAL
+    share = (values == values.max(axis=1, keepdims=True)).sum(axis=1) / np.maximum(legal.sum(axis=1), 1)
+    critical = critical_rows(values)
+    return {"random_move": float(share.mean()) if share.size else float("nan"),
+            "random_move_critical": float(share[critical].mean()) if critical.any() else float("nan")}
+
+
+def connect4_tactics(game: Game, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
+                     min_plies: int, max_plies: int, max_nodes: int) -> dict[str, Any]:
+    """Sample and label `positions` Connect Four positions once, let each model's search (models: (label,
+    evaluator) pairs; SearchConfig `search`) choose a move in each, and report per model the keep rates
+    (keep_report, under "models") with the random move's rates and the sampling and timing facts."""
     from shared.players.analysis import analyze_states
 
     rng = np.random.default_rng(seed)
     solver = Connect4Solver(max_nodes=max_nodes)
     started = time.perf_counter()
     states, values, sampled, skipped = labelled_positions(game, positions, rng, min_plies, max_plies, solver)
-    labelled = time.perf_counter()
-    chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1, seed=seed)],
-                      np.int64) if states.shape[0] else np.zeros(0, np.int64)
-    searched = time.perf_counter()
-    return {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled, "skipped_over_budget": skipped,
-            "plies": [min_plies, max_plies], "simulations": search.num_simulations, "seed": seed,
-            "max_nodes": max_nodes, **keep_report(values, chosen),
-            "solve_seconds": round(labelled - started, 3), "search_seconds": round(searched - labelled, 3)}
+    report = {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled,
+              "skipped_over_budget": skipped, "plies": [min_plies, max_plies], "simulations": search.num_simulations,
+              "seed": seed, "max_nodes": max_nodes, **random_move_rates(values),
+              "solve_seconds": round(time.perf_counter() - started, 3), "models": []}
+    for label, evaluate in models:
+        started = time.perf_counter()
+        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
+                                                            seed=seed)], np.int64)
+        report["models"].append({"model": label, **keep_report(values, chosen),
+                                 "search_seconds": round(time.perf_counter() - started, 3)})
+    return report
 
 
-def format_tactics(report: dict[str, Any], model: str) -> str:
+def format_tactics(report: dict[str, Any]) -> str:
     """The report of connect4_tactics as a few lines of text."""
-    def line(name: str, label: str) -> str:
-        r = report[name]
+    def line(model: dict[str, Any], name: str, label: str) -> str:
+        r = model[name]
         if r["total"] == 0:
             return f"  {label:<22} -"
         return (f"  {label:<22} {r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  "
                 f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
 
-    return "\n".join([
-        f"{report['game']}: {model} at {report['simulations']} simulations keeps the solved outcome in",
-        line("all", "all positions"), line("critical", "critical positions"), line("won", "won positions"),
-        line("drawn", "drawn positions"),
-        f"  a random legal move: {100 * report['random_move']:.1f}% (critical: "
+    lines = []
+    for model in report["models"]:
+        lines += [f"{report['game']}: {model['model']} at {report['simulations']} simulations keeps the solved "
+                  f"outcome in ({model['search_seconds']:.1f} s of search)",
+                  line(model, "all", "all positions"), line(model, "critical", "critical positions"),
+                  line(model, "won", "won positions"), line(model, "drawn", "drawn positions")]
+    return "\n".join(lines + [
+        f"a random legal move: {100 * report['random_move']:.1f}% (critical: "
         f"{100 * report['random_move_critical']:.1f}%)",
         f"positions: {report['positions']} kept of {report['sampled']} sampled at plies {report['plies'][0]}-"
         f"{report['plies'][1]} ({report['skipped_over_budget']} over the solver's budget of {report['max_nodes']:,} "
-        f"nodes); solving {report['solve_seconds']:.1f} s, search {report['search_seconds']:.1f} s",
+        f"nodes); solving {report['solve_seconds']:.1f} s",
     ])

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from cli.bench.tactics import keep_report
+from cli.bench.tactics import keep_report, random_move_rates
 
 X = -2   # a full column
 
@@ -26,18 +26,31 @@ def test_keep_report_counts_moves_that_keep_the_best_value() -> None:
     assert (report["critical"]["hits"], report["critical"]["total"]) == (1, 2)
     assert (report["won"]["hits"], report["won"]["total"]) == (2, 2)
     assert (report["drawn"]["hits"], report["drawn"]["total"]) == (1, 2)
-    assert report["random_move"] == pytest.approx((1 / 6 + 1 + 2 / 3 + 1) / 4)
-    assert report["random_move_critical"] == pytest.approx((1 / 6 + 2 / 3) / 2)
+    random = random_move_rates(values)
+    assert random["random_move"] == pytest.approx((1 / 6 + 1 + 2 / 3 + 1) / 4)
+    assert random["random_move_critical"] == pytest.approx((1 / 6 + 2 / 3) / 2)
     assert 0 <= report["all"]["ci_low"] < 0.75 < report["all"]["ci_high"] <= 1
 
 
-def test_bench_tactics_plays_the_shipped_model_on_solved_positions() -> None:
-    result = CliRunner().invoke(main, ["bench", "tactics", "--game", "connect4", "--model", "shipped", "--positions",
-                                       "6", "--plies", "26-30", "--sims", "16", "--json"])
+def test_bench_tactics_plays_each_model_on_the_same_solved_positions(tmp_path) -> None:
+    from shared.games import make_game
+    from shared.network.modelfile import create_model, save_model
+    from shared.network.spec import NetworkSpec
+
+    untrained = tmp_path / "untrained.pt"
+    game = make_game("connect4")
+    save_model(untrained, create_model(game, NetworkSpec(1, 8, 16), seed=0), game)
+    result = CliRunner().invoke(main, ["bench", "tactics", "--game", "connect4", "--model", "shipped", "--model",
+                                       str(untrained), "--positions", "6", "--plies", "26-30", "--sims", "16",
+                                       "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output.strip().splitlines()[-1])
-    assert report["positions"] == 6 and report["all"]["total"] == 6 and report["simulations"] == 16
-    assert report["sampled"] >= 6 and 0 <= report["random_move"] <= 1 and report["model"] == "shipped"
+    assert report["positions"] == 6 and report["simulations"] == 16 and report["sampled"] >= 6
+    assert [m["model"] for m in report["models"]] == ["shipped", str(untrained)]
+    assert all(m["all"]["total"] == 6 for m in report["models"]) and 0 <= report["random_move"] <= 1
+    text = CliRunner().invoke(main, ["bench", "tactics", "--game", "connect4", "--model", "shipped", "--positions",
+                                     "2", "--plies", "28-30", "--sims", "8"])
+    assert text.exit_code == 0 and "keeps the solved outcome" in text.output and "a random legal move" in text.output
 
 
 @pytest.mark.parametrize("args, message", [
