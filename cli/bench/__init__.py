@@ -161,11 +161,13 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @click.option("--sims", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="Search simulations per position.")
 @click.option("--positions", type=click.IntRange(1, 100_000), default=500, show_default=True,
-              help="Solver-labelled positions to play (not lost for the side to move).")
+              help="Positions to play: Connect Four, solver-labelled ones not lost for the side to move; in-a-row "
+                   "games, this many of each kind (win in 1, must block).")
 @click.option("--plies", default="6-30", show_default=True, metavar="LO-HI",
-              help="Random moves before a position, drawn uniformly from LO..HI.")
+              help="Connect Four: random moves before a position, drawn uniformly from LO..HI.")
 @click.option("--max-nodes", type=click.IntRange(1, 10**10), default=5_000_000, show_default=True,
-              help="Solver node budget per move; a position with a move over it is skipped (and counted).")
+              help="Connect Four: solver node budget per move; a position with a move over it is skipped (and "
+                   "counted).")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the positions and of the search.")
 @config_file_option
@@ -174,9 +176,12 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
 def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: int, plies: str, max_nodes: int, seed: int,
             config_file: Path | None, data_dir: Path | None, device: str, as_json: bool) -> None:
-    """Connect Four: how often the model's search keeps the solved outcome (win stays win, draw stays draw) on
-    random positions labelled by a perfect solver, against a random move on the same positions."""
-    from cli.bench.tactics import connect4_tactics, format_tactics
+    """How often a model's search keeps what a position offers, next to a random move on the same positions.
+
+    Connect Four: the solved outcome (win stays win, draw stays draw) on random positions labelled by a perfect
+    solver. In-a-row games (tictactoe, gomoku-*): win in 1 and must block, labelled by the rules."""
+    from cli.bench.tactics import connect4_tactics, format_line_tactics, format_tactics, line_tactics
+    from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator
 
@@ -189,9 +194,9 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        if game.name != "connect4":
-            fail(f"--game {game.name}: bench tactics measures Connect Four only (its perfect solver); the search's "
-                 "win-in-1, must-block and VCF guarantees of the other games are covered by tests/search")
+        if game.name != "connect4" and not isinstance(game, InARowGame):
+            fail(f"--game {game.name}: bench tactics measures Connect Four (a perfect solver) and the in-a-row games "
+                 "(tictactoe, gomoku-*: win in 1 and must block)")
         search = game_config(game.name, config_file).match_search_config(sims)
         models = []
         for text in model_texts or (None,):
@@ -199,6 +204,10 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
             if model.note:
                 click.echo(f"note: {model.note}", err=True)
             models.append((model.label, load_network_evaluator(model.path, game, device)))
-        report = connect4_tactics(game, models, search, positions=positions, seed=seed, min_plies=low,
-                                  max_plies=high, max_nodes=max_nodes)
-    click.echo(json.dumps(report, sort_keys=True) if as_json else format_tactics(report))
+        if game.name == "connect4":
+            report = connect4_tactics(game, models, search, positions=positions, seed=seed, min_plies=low,
+                                      max_plies=high, max_nodes=max_nodes)
+        else:
+            report = line_tactics(game, models, search, positions=positions, seed=seed)
+    text = format_tactics(report) if game.name == "connect4" else format_line_tactics(report)
+    click.echo(json.dumps(report, sort_keys=True) if as_json else text)

@@ -9,6 +9,11 @@ batched search). A move keeps the outcome when its solved value equals the posit
 win, a draw a draw). Reported with 95% Wilson intervals: over all kept positions, over the critical ones (where
 some legal move would lose the outcome), per outcome (won / drawn positions), and the rate of a uniformly random
 legal move on the same positions.
+
+`zeroforge bench tactics --game gomoku-15` (any in-a-row game): positions labelled by the rules alone
+(`Game.move_outcomes`) from batches of random games whose moves never win at once (so threats pile up): "win in 1"
+positions (the side to move can complete its line; a move keeps it when it does) and "must block" positions (no win
+for the side to move, and some moves but not all let the opponent win at once; a move keeps it when it does not).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from shared.games.base import F_PLY, Game
+from shared.games.inarow import InARowGame
 from shared.search.connect4_solver import ILLEGAL, UNKNOWN, Connect4Solver
 
 
@@ -145,3 +151,89 @@ def format_tactics(report: dict[str, Any]) -> str:
         f"{report['plies'][1]} ({report['skipped_over_budget']} over the solver's budget of {report['max_nodes']:,} "
         f"nodes); solving {report['solve_seconds']:.1f} s",
     ])
+
+
+#: Kinds of rule-labelled positions, in report order.
+LINE_KINDS = ("win_in_1", "must_block")
+
+
+def line_tactic_positions(game: InARowGame, count: int, rng: np.random.Generator, games: int = 64,
+                          take: float = 0.25) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`count` positions of each kind in LINE_KINDS (module docstring) from `games` random games played together;
+    each qualifying position is taken with probability `take` (so consecutive positions of one game rarely both).
+
+    Returns (states [N, S] int16, kinds [N] int64 (index into LINE_KINDS), outcomes [N, A] int8 of
+    `game.move_outcomes`, with illegal actions set to -2)."""
+    found: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {0: [], 1: []}
+    states = game.initial_states(games)
+    while min(len(v) for v in found.values()) < count:
+        legal = game.legal_mask(states)                                        # [G, A] bool
+        outcomes = np.where(legal, game.move_outcomes(states), -2).astype(np.int8)
+        win = (outcomes == 1).any(axis=1)
+        block = ~win & (outcomes == -1).any(axis=1) & (outcomes == 0).any(axis=1)
+        for kind, rows in ((0, win), (1, block)):
+            for row in np.flatnonzero(rows & (rng.random(games) < take)):
+                if len(found[kind]) < count:
+                    found[kind].append((states[row].copy(), outcomes[row]))
+        playable = legal & (outcomes != 1)                                      # never end the game by a win
+        actions = np.array([rng.choice(np.flatnonzero(p)) if p.any() else -1 for p in playable], np.int64)
+        stuck = actions < 0
+        actions[stuck] = 0
+        states = np.where(stuck[:, None], game.initial_states(games), states)
+        states[~stuck] = game.step(states[~stuck], actions[~stuck])
+        over = game.is_terminal(states)                                         # a full board
+        states[over] = game.initial_states(int(over.sum()))
+    rows = [(state, kind, outcome) for kind in (0, 1) for state, outcome in found[kind]]
+    return (np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
+            np.stack([r[2] for r in rows]))
+
+
+def line_keep_report(kinds: np.ndarray, outcomes: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
+    """Per kind, how often the chosen move does what the position asks: kinds [N] int64, outcomes [N, A] int8
+    (as from line_tactic_positions), chosen [N] int64 -> {kind name: Rate dict}."""
+    picked = outcomes[np.arange(kinds.size), chosen]
+    good = np.where(kinds == 0, picked == 1, picked == 0)
+    return {name: asdict(rate(int(good[kinds == k].sum()), int((kinds == k).sum()))) for k, name in enumerate(LINE_KINDS)}
+
+
+def line_random_rates(kinds: np.ndarray, outcomes: np.ndarray) -> dict[str, float]:
+    """Expected rate of a uniformly random legal move per kind."""
+    legal = (outcomes != -2).sum(axis=1)
+    good = np.where(kinds == 0, (outcomes == 1).sum(axis=1), (outcomes == 0).sum(axis=1)) / np.maximum(legal, 1)
+    return {f"random_move_{name}": float(good[kinds == k].mean()) for k, name in enumerate(LINE_KINDS)}
+
+
+def line_tactics(game: InARowGame, models: list[tuple[str, Any]], search, *, positions: int,
+                 seed: int) -> dict[str, Any]:
+    """`positions` positions of each kind (line_tactic_positions), searched by each model (models: (label,
+    evaluator) pairs; SearchConfig `search`) in one batch -> per model the rates of line_keep_report (under
+    "models"), the random move's rates, and timing facts."""
+    from shared.players.analysis import analyze_states
+
+    rng = np.random.default_rng(seed)
+    started = time.perf_counter()
+    states, kinds, outcomes = line_tactic_positions(game, positions, rng)
+    report = {"game": game.name, "positions": int(states.shape[0]), "simulations": search.num_simulations,
+              "seed": seed, **line_random_rates(kinds, outcomes),
+              "sample_seconds": round(time.perf_counter() - started, 3), "models": []}
+    for label, evaluate in models:
+        started = time.perf_counter()
+        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
+                                                            seed=seed)], np.int64)
+        report["models"].append({"model": label, **line_keep_report(kinds, outcomes, chosen),
+                                 "search_seconds": round(time.perf_counter() - started, 3)})
+    return report
+
+
+def format_line_tactics(report: dict[str, Any]) -> str:
+    """The report of line_tactics as a few lines of text."""
+    lines = []
+    for model in report["models"]:
+        lines.append(f"{report['game']}: {model['model']} at {report['simulations']} simulations "
+                     f"({model['search_seconds']:.1f} s of search)")
+        for name in LINE_KINDS:
+            r = model[name]
+            lines.append(f"  {name.replace('_', ' '):<12} {r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  "
+                         f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]   a random move: "
+                         f"{100 * report['random_move_' + name]:.1f}%")
+    return "\n".join(lines)

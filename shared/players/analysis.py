@@ -123,14 +123,16 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
 
 
 def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]]) -> list[int]:
-    """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose (the
-    rule of shared.search.policy.choose_moves, without its random tie-break), then the VCF threat solver."""
+    """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose, else
+    (all lost) the best-ranked move that does not lose at once (the rule of shared.search.policy.choose_moves,
+    without its random tie-break), then the VCF threat solver."""
     chosen = []
     for row, ranked in enumerate(rankings):
         proven = result.proven[row]                                            # [A] int8, root player's view
         wins = [a for a in ranked if proven[a] > 0]
         safe = [a for a in ranked if proven[a] >= 0]
-        chosen.append((wins or safe or ranked)[0])
+        resist = [a for a in ranked if not result.loses_at_once[row, a]]
+        chosen.append((wins or safe or resist or ranked)[0])
     return vcf_root_moves(game, states, np.array(chosen, np.int64), result.visits).tolist()
 
 

@@ -23,7 +23,8 @@ Solver (SearchConfig.solver, on by default; rules in shared.search.backup and sh
 `move_outcomes` marks, at every root and, for games with `fast_move_outcomes`, at every expanded node, the moves
 that win at once (+1) and those after which the opponent wins at once (-1); terminal nodes are proven by their
 result; proofs propagate up the tree; selection takes proven wins and avoids proven losses. The result reports
-them (SearchResult.proven, proven_value) for `shared.search.policy.choose_moves`.
+them (SearchResult.proven, proven_value) for `shared.search.policy.choose_moves`; at roots proven lost the result also
+marks the moves that lose at once (SearchResult.loses_at_once), so that a lost player still blocks what it can.
 """
 from __future__ import annotations
 
@@ -91,12 +92,17 @@ class SearchResult:
     proven: np.ndarray | None = None
     #: [B] int8 solver result of the root position for its side to move: +1 won, -1 lost, 0 unknown
     proven_value: np.ndarray | None = None
+    #: [B, A] bool, only at roots proven lost: the moves after which the opponent wins at once (the game's
+    #: `move_outcomes` -1); all False elsewhere. Lets a lost player resist longest (block what it can).
+    loses_at_once: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.proven is None:
             self.proven = np.zeros(self.visits.shape, np.int8)
         if self.proven_value is None:
             self.proven_value = np.zeros(self.visits.shape[:1], np.int8)
+        if self.loses_at_once is None:
+            self.loses_at_once = np.zeros(self.visits.shape, bool)
 
 
 class BatchedMCTS:
@@ -134,7 +140,11 @@ class BatchedMCTS:
             rounds = min(per_step, sims - done)
             self._run_step(slots, rounds)
             done += rounds
-        return self._result(slots)
+        result = self._result(slots)
+        lost = result.proven_value == -1
+        if lost.any():
+            result.loses_at_once[lost] = self.game.move_outcomes(states[lost]) == -1
+        return result
 
     def reserve(self, num_slots: int, num_simulations: int | None = None) -> None:
         """Allocate room for `num_slots` trees of searches with `num_simulations` (default config's) up front.

@@ -78,7 +78,9 @@ def choose_moves(result: SearchResult, temperature: float | np.ndarray, rng: np.
 
     Per row: a proven winning move when there is one (the most visited of them, ties at random); else never a
     proven losing move while another move is available (weights: the visits of the other moves, or uniform over
-    them when none of them was visited); else `select_actions` on the visits with the row's temperature
+    them when none of them was visited); when every move is proven lost, never one that loses at once while
+    another does not (result.loses_at_once: the lost side still blocks; weights: visits + 1 of those moves);
+    else `select_actions` on the visits with the row's temperature
     (0 = most visited, ties at random; T > 0 = sample visits^(1/T)). Rows without proven moves give exactly
     what select_actions(result.visits, temperature, rng) gives, with the same draws from rng.
     """
@@ -100,4 +102,8 @@ def choose_moves(result: SearchResult, temperature: float | np.ndarray, rng: np.
     unvisited = safe_visits.max(axis=1) <= 0
     safe_visits[unvisited] = safe[avoid_rows][unvisited]               # uniform over the safe moves
     weights[avoid_rows] = safe_visits
+    loses_at_once = np.asarray(result.loses_at_once)
+    resist = available & ~loses_at_once
+    lost_rows = ~win_rows & ~avoid_rows & loses_at_once.any(axis=1) & resist.any(axis=1)
+    weights[lost_rows] = np.where(resist[lost_rows], visits[lost_rows] + 1.0, 0.0)
     return select_actions(weights, temps, rng)

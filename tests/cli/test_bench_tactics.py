@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from cli.bench.tactics import keep_report, random_move_rates
+from cli.bench.tactics import keep_report, line_tactic_positions, random_move_rates
 
 X = -2   # a full column
 
@@ -54,10 +54,34 @@ def test_bench_tactics_plays_each_model_on_the_same_solved_positions(tmp_path) -
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--game", "gomoku-6x6-4"], "Connect Four only"),
+    (["--game", "othello"], "in-a-row games"),
     (["--game", "connect4", "--plies", "30"], "LO-HI"),
     (["--game", "connect4", "--plies", "20-50"], "at most 42 plies"),
 ])
 def test_bench_tactics_refuses_what_it_cannot_measure(args: list[str], message: str) -> None:
     result = CliRunner().invoke(main, ["bench", "tactics", *args])
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_line_tactic_positions_are_what_their_kind_says() -> None:
+    from shared.games import make_game
+
+    game = make_game("gomoku-6x6-4")
+    states, kinds, outcomes = line_tactic_positions(game, 20, np.random.default_rng(0))
+    assert states.shape == (40, game.state_size) and (kinds == 0).sum() == 20 and (kinds == 1).sum() == 20
+    assert not game.is_terminal(states).any()
+    np.testing.assert_array_equal(outcomes, np.where(game.legal_mask(states), game.move_outcomes(states), -2))
+    assert (outcomes[kinds == 0] == 1).any(axis=1).all()
+    block = outcomes[kinds == 1]
+    assert not (block == 1).any() and (block == -1).any(axis=1).all() and (block == 0).any(axis=1).all()
+
+
+def test_bench_tactics_on_an_in_a_row_game_reports_both_kinds() -> None:
+    result = CliRunner().invoke(main, ["bench", "tactics", "--game", "gomoku-6x6-4", "--model", "shipped",
+                                       "--positions", "5", "--sims", "32", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    model = report["models"][0]
+    assert report["positions"] == 10 and model["win_in_1"]["total"] == 5 and model["must_block"]["total"] == 5
+    assert model["win_in_1"]["hits"] == 5 and model["must_block"]["hits"] == 5     # the solver's guarantees
+    assert 0 < report["random_move_win_in_1"] < 1

@@ -212,3 +212,24 @@ def test_fast_move_outcomes_equal_the_generic_definition(game_name: str) -> None
                                     np.where(opponent_wins, -1, 0))
     np.testing.assert_array_equal(fast, exact)
     assert (exact == -1).any() and (exact == 1).any()
+
+
+def test_a_lost_side_still_blocks_what_it_can() -> None:
+    """gomoku-6x6-4, O to move: X threatens b4 (c4-d4-e4, f4 is O's) and, once O blocks there, makes two winning
+    cells with e2 or b2 next to c2-d2. Every O move is proven lost (3000 simulations prove it), and the most visited
+    move is not the block, but the player still blocks b4 instead of a move after which X completes four at once."""
+    game = make_game("gomoku-6x6-4")
+    state = game.play_moves(game.parse_moves("c4 f4 d4 a6 e4 a5 c2 f6 d2"))     # O to move
+    outcomes = game.move_outcomes(state)[0]
+    block = game.parse_action("b4")
+    assert outcomes[block] == 0 and (outcomes[game.legal_mask(state)[0]] == -1).sum() > 1
+    evaluate = HashEvaluator(game)
+    _, result = _search(game, state, evaluate, 3000)
+    assert result.proven_value[0] == -1 and result.loses_at_once[0, block] == 0
+    assert result.loses_at_once[0].sum() == (outcomes == -1).sum()
+    assert result.visits[0].argmax() != block                       # the visits alone would give up the block
+    assert choose_moves(result, 0.0, np.random.default_rng(0))[0] == block
+    for seed in range(10):
+        assert choose_moves(result, 1.0, np.random.default_rng(seed))[0] == block
+    player = MCTSPlayer(game, evaluate, SearchConfig(num_simulations=3000))
+    assert player.select_actions(state)[0] == block
