@@ -51,7 +51,7 @@ def test_banner_names_the_model(runner, tiny_models, tictactoe_registry):
     result = runner.invoke(play, ["--game", "connect4", "--sims", "4", "--data-dir", str(tictactoe_registry)],
                            input="quit\n")
     assert "'best' plays the shipped connect4 model" in result.stdout
-    assert "against the shipped connect4 model (13 generations, 42,496 self-play games" in result.stdout
+    assert "against the shipped connect4 model (40 generations, 10,240 self-play games" in result.stdout
 
 
 def test_winning_line_one_end_message_and_saved_sgf(runner, tiny_models, tmp_path):
