@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy.stats import binomtest
@@ -105,13 +105,32 @@ def random_move_rates(values: np.ndarray) -> dict[str, float]:
             "random_move_critical": float(share[critical].mean()) if critical.any() else float("nan")}
 
 
+def model_reports(game: Game, models: list[tuple[str, Any]], states: np.ndarray, search, seed: int,
+                  score: Callable[[np.ndarray], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Let each model (models: (label, evaluator) pairs) choose a move in every state [N, S] int16 with one batched
+    search as `analyze` does (SearchConfig `search`), and score the chosen actions [N] int64 with `score` -> one
+    dict per model: its label, the score's entries and the search time."""
+    from shared.players.analysis import analyze_states
+
+    reports = []
+    for label, evaluate in models:
+        started = time.perf_counter()
+        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
+                                                            seed=seed)], np.int64)
+        reports.append({"model": label, **score(chosen), "search_seconds": round(time.perf_counter() - started, 3)})
+    return reports
+
+
+def rate_text(r: dict[str, Any]) -> str:
+    """A Rate dict as "hits/total  rate%  [low, high]"."""
+    return f"{r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+
+
 def connect4_tactics(game: Game, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
                      min_plies: int, max_plies: int, max_nodes: int) -> dict[str, Any]:
     """Sample and label `positions` Connect Four positions once, let each model's search (models: (label,
     evaluator) pairs; SearchConfig `search`) choose a move in each, and report per model the keep rates
     (keep_report, under "models") with the random move's rates and the sampling and timing facts."""
-    from shared.players.analysis import analyze_states
-
     rng = np.random.default_rng(seed)
     solver = Connect4Solver(max_nodes=max_nodes)
     started = time.perf_counter()
@@ -119,13 +138,8 @@ def connect4_tactics(game: Game, models: list[tuple[str, Any]], search, *, posit
     report = {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled,
               "skipped_over_budget": skipped, "plies": [min_plies, max_plies], "simulations": search.num_simulations,
               "seed": seed, "max_nodes": max_nodes, **random_move_rates(values),
-              "solve_seconds": round(time.perf_counter() - started, 3), "models": []}
-    for label, evaluate in models:
-        started = time.perf_counter()
-        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
-                                                            seed=seed)], np.int64)
-        report["models"].append({"model": label, **keep_report(values, chosen),
-                                 "search_seconds": round(time.perf_counter() - started, 3)})
+              "solve_seconds": round(time.perf_counter() - started, 3)}
+    report["models"] = model_reports(game, models, states, search, seed, lambda chosen: keep_report(values, chosen))
     return report
 
 
@@ -135,8 +149,7 @@ def format_tactics(report: dict[str, Any]) -> str:
         r = model[name]
         if r["total"] == 0:
             return f"  {label:<22} -"
-        return (f"  {label:<22} {r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  "
-                f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
+        return f"  {label:<22} {rate_text(r)}"
 
     lines = []
     for model in report["models"]:
@@ -208,20 +221,14 @@ def line_tactics(game: InARowGame, models: list[tuple[str, Any]], search, *, pos
     """`positions` positions of each kind (line_tactic_positions), searched by each model (models: (label,
     evaluator) pairs; SearchConfig `search`) in one batch -> per model the rates of line_keep_report (under
     "models"), the random move's rates, and timing facts."""
-    from shared.players.analysis import analyze_states
-
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     states, kinds, outcomes = line_tactic_positions(game, positions, rng)
     report = {"game": game.name, "positions": int(states.shape[0]), "simulations": search.num_simulations,
               "seed": seed, **line_random_rates(kinds, outcomes),
-              "sample_seconds": round(time.perf_counter() - started, 3), "models": []}
-    for label, evaluate in models:
-        started = time.perf_counter()
-        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
-                                                            seed=seed)], np.int64)
-        report["models"].append({"model": label, **line_keep_report(kinds, outcomes, chosen),
-                                 "search_seconds": round(time.perf_counter() - started, 3)})
+              "sample_seconds": round(time.perf_counter() - started, 3)}
+    report["models"] = model_reports(game, models, states, search, seed,
+                                     lambda chosen: line_keep_report(kinds, outcomes, chosen))
     return report
 
 
@@ -233,7 +240,6 @@ def format_line_tactics(report: dict[str, Any]) -> str:
                      f"({model['search_seconds']:.1f} s of search)")
         for name in LINE_KINDS:
             r = model[name]
-            lines.append(f"  {name.replace('_', ' '):<12} {r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  "
-                         f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]   a random move: "
+            lines.append(f"  {name.replace('_', ' '):<12} {rate_text(r)}   a random move: "
                          f"{100 * report['random_move_' + name]:.1f}%")
     return "\n".join(lines)

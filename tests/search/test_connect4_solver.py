@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from cli.bench.tactics import random_position
 from shared.games import make_game
 from shared.search.connect4_solver import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN, Connect4Solver, encode
 
@@ -14,15 +15,7 @@ GAME = make_game("connect4")
 
 
 def _random_position(rng: np.random.Generator, plies: int) -> np.ndarray:
-    """A non-terminal position after `plies` random moves (a move that would end the game is drawn again; a game
-    where every move ends it starts over): [S] int16."""
-    state = GAME.initial_states(1)
-    while int(state[0, GAME.num_cells + 2]) < plies:
-        legal = np.flatnonzero(GAME.legal_mask(state)[0])
-        children = GAME.step(np.repeat(state, legal.size, axis=0), legal)
-        open_ = np.flatnonzero(~GAME.is_terminal(children))
-        state = children[[rng.choice(open_)]] if open_.size else GAME.initial_states(1)
-    return state[0]
+    return random_position(GAME, rng, plies)
 
 
 @lru_cache(maxsize=None)
@@ -76,8 +69,7 @@ def test_immediate_wins_and_forced_blocks_by_construction() -> None:
 
 
 def test_a_position_with_a_known_value() -> None:
-    """The mirror of a position has the mirrored values, and a full-board-minus-one position is a draw unless the
-    last disc wins."""
+    """The mirror of a position has the mirrored values."""
     rng = np.random.default_rng(3)
     solver = Connect4Solver()
     for _ in range(10):
