@@ -3,6 +3,7 @@
     zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--overlap both] [--json]
     zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
     zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept, cli.bench.tactics)
+    zeroforge bench tactics --game othello --empties 10-16               (solved endgames)
 
 The logic lives in cli.bench.selfplay; this module parses options and prints.
 """
@@ -161,12 +162,14 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @click.option("--sims", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="Search simulations per position.")
 @click.option("--positions", type=click.IntRange(1, 100_000), default=500, show_default=True,
-              help="Positions to play: Connect Four, solver-labelled ones not lost for the side to move; in-a-row "
-                   "games, this many of each kind (win in 1, must block).")
+              help="Positions to play: Connect Four and Othello, solver-labelled ones not lost for the side to move; "
+                   "in-a-row games, this many of each kind (win in 1, must block).")
 @click.option("--plies", default="6-30", show_default=True, metavar="LO-HI",
               help="Connect Four: random moves before a position, drawn uniformly from LO..HI.")
+@click.option("--empties", default="10-16", show_default=True, metavar="LO-HI",
+              help="Othello: empty squares of a position, drawn uniformly from LO..HI.")
 @click.option("--max-nodes", type=click.IntRange(1, 10**10), default=5_000_000, show_default=True,
-              help="Connect Four: solver node budget per move; a position with a move over it is skipped (and "
+              help="Connect Four and Othello: solver node budget per position; a position over it is skipped (and "
                    "counted).")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the positions and of the search.")
@@ -174,29 +177,32 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
-def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: int, plies: str, max_nodes: int, seed: int,
-            config_file: Path | None, data_dir: Path | None, device: str, as_json: bool) -> None:
+def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: int, plies: str, empties: str,
+            max_nodes: int, seed: int, config_file: Path | None, data_dir: Path | None, device: str,
+            as_json: bool) -> None:
     """How often a model's search keeps what a position offers, next to a random move on the same positions.
 
-    Connect Four: the solved outcome (win stays win, draw stays draw) on random positions labelled by a perfect
-    solver. In-a-row games (tictactoe, gomoku-*): win in 1 and must block, labelled by the rules."""
-    from cli.bench.tactics import connect4_tactics, format_line_tactics, format_tactics, line_tactics
+    Connect Four and Othello: the solved outcome (win stays win, draw stays draw) on random positions labelled by a
+    perfect solver (Othello: endgames). In-a-row games (tictactoe, gomoku-*): win in 1 and must block, labelled by
+    the rules. Where the game has a solver at the root of the players (Gomoku, Othello), each model is measured with
+    it and by its search alone."""
+    from cli.bench.tactics import format_line_tactics, format_tactics, line_tactics, solved_tactics
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator
 
-    try:
-        low, high = (int(part) for part in plies.split("-"))
-    except ValueError:
-        fail(f"--plies {plies!r}: give two ply counts as LO-HI, e.g. 6-30")
-    if not 0 <= low <= high <= 40:
-        fail(f"--plies {plies!r}: need 0 <= LO <= HI <= 40 (a Connect Four game has at most 42 plies)")
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        if game.name != "connect4" and not isinstance(game, InARowGame):
-            fail(f"--game {game.name}: bench tactics measures Connect Four (a perfect solver) and the in-a-row games "
-                 "(tictactoe, gomoku-*: win in 1 and must block)")
+        othello = getattr(game, "family", None) == "othello"
+        if game.name != "connect4" and not othello and not isinstance(game, InARowGame):
+            fail(f"--game {game.name}: bench tactics measures Connect Four and Othello (perfect solvers) and the "
+                 "in-a-row games (tictactoe, gomoku-*: win in 1 and must block)")
+        if othello:
+            span = _span_option("--empties", empties, 1, game.num_cells - 4, "empty squares",
+                                f"an {game.name} position has at most {game.num_cells - 4} empty squares")
+        else:
+            span = _span_option("--plies", plies, 0, 40, "ply counts", "a Connect Four game has at most 42 plies")
         search = game_config(game.name, config_file).match_search_config(sims)
         models = []
         for text in model_texts or (None,):
@@ -204,10 +210,24 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
             if model.note:
                 click.echo(f"note: {model.note}", err=True)
             models.append((model.label, load_network_evaluator(model.path, game, device)))
-        if game.name == "connect4":
-            report = connect4_tactics(game, models, search, positions=positions, seed=seed, min_plies=low,
-                                      max_plies=high, max_nodes=max_nodes)
+        solved = game.name == "connect4" or othello
+        if solved:
+            report = solved_tactics(game, models, search, positions=positions, seed=seed, span=span,
+                                    max_nodes=max_nodes)
         else:
             report = line_tactics(game, models, search, positions=positions, seed=seed)
-    text = format_tactics(report) if game.name == "connect4" else format_line_tactics(report)
+    text = format_tactics(report) if solved else format_line_tactics(report)
     click.echo(json.dumps(report, sort_keys=True) if as_json else text)
+
+
+def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why: str) -> tuple[int, int]:
+    """An option's "LO-HI" text -> (LO, HI), or a usage error naming the option (lowest <= LO <= HI <= highest)."""
+    from cli.play_common import fail
+
+    try:
+        low, high = (int(part) for part in text.split("-"))
+    except ValueError:
+        fail(f"{name} {text!r}: give two {what} as LO-HI, e.g. {lowest + 6}-{max(lowest + 6, highest - 10)}")
+    if not lowest <= low <= high <= highest:
+        fail(f"{name} {text!r}: need {lowest} <= LO <= HI <= {highest} ({why})")
+    return low, high

@@ -10,6 +10,14 @@ win, a draw a draw). Reported with 95% Wilson intervals: over all kept positions
 some legal move would lose the outcome), per outcome (won / drawn positions), and the rate of a uniformly random
 legal move on the same positions.
 
+`zeroforge bench tactics --game othello` (or othello-6x6): the same on endgames labelled by the exact endgame solver
+(shared.search.othello_solver): random games stopped once the number of empty squares drawn uniformly from
+[min_empties, max_empties] is reached.
+
+Games with a solver at the root of the players (Gomoku's VCF, Othello's endgame solver: shared.search.root_solver)
+report each model twice: as `analyze` plays (root solver on) and by its search alone (root solver off), since where
+the root solver settles a position, the first figure measures the solver more than the network.
+
 `zeroforge bench tactics --game gomoku-15` (any in-a-row game): positions labelled by the rules alone
 (`Game.move_outcomes`) from batches of random games whose moves never win at once (so threats pile up): "win in 1"
 positions (the side to move can complete its line; a move keeps it when it does) and "must block" positions (no win
@@ -26,7 +34,10 @@ from scipy.stats import binomtest
 
 from shared.games.base import F_PLY, Game
 from shared.games.inarow import InARowGame
-from shared.search.connect4_solver import ILLEGAL, UNKNOWN, Connect4Solver
+from shared.search.connect4_solver import Connect4Solver
+from shared.search.othello_solver import OthelloSolver
+from shared.search.root_solver import uses_root_solver
+from shared.search.solved import ILLEGAL, UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -60,29 +71,41 @@ def random_position(game: Game, rng: np.random.Generator, plies: int) -> np.ndar
     return state[0]
 
 
-def labelled_positions(game: Game, count: int, rng: np.random.Generator, min_plies: int, max_plies: int,
-                       solver: Connect4Solver) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Sample positions until `count` are kept (module docstring), or 50 * count were sampled.
+def random_endgame(game: Game, rng: np.random.Generator, empties: int) -> np.ndarray:
+    """A live position reached by uniformly random moves, the first with at most `empties` empty squares (a game
+    that ends before starts over): [S] int16."""
+    while True:
+        state = game.initial_states(1)
+        while not game.is_terminal(state)[0]:
+            if np.count_nonzero(state[0, : game.num_cells] == 0) <= empties:
+                return state[0]
+            state = game.step(state, np.array([rng.choice(np.flatnonzero(game.legal_mask(state)[0]))]))
 
-    Returns (states [N, S] int16, values [N, 7] int64 from the solver: 1 win, 0 draw, -1 loss, -2 full column,
+
+def labelled_positions(game: Game, count: int, draw: Callable[[], np.ndarray],
+                       label: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Sample positions with `draw()` ([S] int16) until `count` are kept (module docstring), or 50 * count were
+    sampled; `label(state)` gives the solver's value of every action ([A] int64).
+
+    Returns (states [N, S] int16, values [N, A] int64 from the solver: 1 win, 0 draw, -1 loss, -2 illegal,
     positions sampled, positions skipped over the node budget)."""
     states, values = [], []
     sampled = skipped = 0
     while len(states) < count and sampled < 50 * count:
         sampled += 1
-        state = random_position(game, rng, int(rng.integers(min_plies, max_plies + 1)))
-        moves = solver.move_values(state[: game.num_cells].reshape(game.height, game.width))
+        state = draw()
+        moves = label(state)
         if np.any(moves == UNKNOWN):
             skipped += 1
         elif moves.max() >= 0:
             states.append(state)
             values.append(moves)
-    return (np.array(states, np.int16).reshape(-1, game.state_size), np.array(values, np.int64).reshape(-1, 7),
-            sampled, skipped)
+    return (np.array(states, np.int16).reshape(-1, game.state_size),
+            np.array(values, np.int64).reshape(-1, game.num_actions), sampled, skipped)
 
 
 def keep_report(values: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
-    """Rates of keeping the outcome: values [N, 7] int64 (solver values), chosen [N] int64 columns -> dict of
+    """Rates of keeping the outcome: values [N, A] int64 (solver values), chosen [N] int64 actions -> dict of
     Rate dicts: "all", "critical" (some legal move loses the outcome), "won", "drawn"."""
     best = values.max(axis=1)                                            # [N]: 1 won, 0 drawn (lost ones excluded)
     kept = values[np.arange(values.shape[0]), chosen] == best            # [N] bool
@@ -92,7 +115,7 @@ def keep_report(values: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
 
 
 def critical_rows(values: np.ndarray) -> np.ndarray:
-    """values [N, 7] int64 -> [N] bool: some legal move of the position loses its solved outcome."""
+    """values [N, A] int64 -> [N] bool: some legal move of the position loses its solved outcome."""
     return ((values != ILLEGAL) & (values < values.max(axis=1, keepdims=True))).any(axis=1)
 
 
@@ -109,16 +132,27 @@ def model_reports(game: Game, models: list[tuple[str, Any]], states: np.ndarray,
                   score: Callable[[np.ndarray], dict[str, Any]]) -> list[dict[str, Any]]:
     """Let each model (models: (label, evaluator) pairs) choose a move in every state [N, S] int16 with one batched
     search as `analyze` does (SearchConfig `search`), and score the chosen actions [N] int64 with `score` -> one
-    dict per model: its label, the score's entries and the search time."""
+    dict per model and root solver setting (on, then off, for games with one; shared.search.root_solver): its
+    label, "root_solver" (bool), the score's entries and the search time."""
     from shared.players.analysis import analyze_states
 
     reports = []
     for label, evaluate in models:
-        started = time.perf_counter()
-        chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
-                                                            seed=seed)], np.int64)
-        reports.append({"model": label, **score(chosen), "search_seconds": round(time.perf_counter() - started, 3)})
+        for root_solver in (True, False) if uses_root_solver(game) else (False,):
+            started = time.perf_counter()
+            chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
+                                                                seed=seed, root_solver=root_solver)], np.int64)
+            reports.append({"model": label, "root_solver": root_solver, **score(chosen),
+                            "search_seconds": round(time.perf_counter() - started, 3)})
     return reports
+
+
+def model_title(report: dict[str, Any], model: dict[str, Any]) -> str:
+    """"<game>: <model> at <n> simulations", with how it chose its moves where the game has a root solver."""
+    how = ""
+    if any(m["root_solver"] for m in report["models"]):          # the game has a root solver: both settings ran
+        how = " (with the root solver, as analyze plays)" if model["root_solver"] else " (its search alone)"
+    return f"{report['game']}: {model['model']}{how} at {report['simulations']} simulations"
 
 
 def rate_text(r: dict[str, Any]) -> str:
@@ -126,17 +160,27 @@ def rate_text(r: dict[str, Any]) -> str:
     return f"{r['hits']:>5}/{r['total']:<5} {100 * r['rate']:6.1f}%  [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
 
 
-def connect4_tactics(game: Game, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
-                     min_plies: int, max_plies: int, max_nodes: int) -> dict[str, Any]:
-    """Sample and label `positions` Connect Four positions once, let each model's search (models: (label,
-    evaluator) pairs; SearchConfig `search`) choose a move in each, and report per model the keep rates
-    (keep_report, under "models") with the random move's rates and the sampling and timing facts."""
+def solved_tactics(game: Game, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
+                   span: tuple[int, int], max_nodes: int) -> dict[str, Any]:
+    """Sample and label `positions` positions once (Connect Four: after span = (min, max) random plies; Othello:
+    with span = (min, max) empty squares), let each model's search (models: (label, evaluator) pairs; SearchConfig
+    `search`) choose a move in each, and report per model the keep rates (keep_report, under "models") with the
+    random move's rates and the sampling and timing facts."""
     rng = np.random.default_rng(seed)
-    solver = Connect4Solver(max_nodes=max_nodes)
+    low, high = span
+    if game.name == "connect4":
+        c4 = Connect4Solver(max_nodes=max_nodes)
+        draw = lambda: random_position(game, rng, int(rng.integers(low, high + 1)))  # noqa: E731
+        label = lambda state: c4.move_values(state[: game.num_cells].reshape(game.height, game.width))  # noqa: E731
+        span_key = "plies"
+    else:
+        othello = OthelloSolver(game, max_nodes=max_nodes)
+        draw = lambda: random_endgame(game, rng, int(rng.integers(low, high + 1)))  # noqa: E731
+        label, span_key = othello.move_values, "empties"
     started = time.perf_counter()
-    states, values, sampled, skipped = labelled_positions(game, positions, rng, min_plies, max_plies, solver)
+    states, values, sampled, skipped = labelled_positions(game, positions, draw, label)
     report = {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled,
-              "skipped_over_budget": skipped, "plies": [min_plies, max_plies], "simulations": search.num_simulations,
+              "skipped_over_budget": skipped, span_key: [low, high], "simulations": search.num_simulations,
               "seed": seed, "max_nodes": max_nodes, **random_move_rates(values),
               "solve_seconds": round(time.perf_counter() - started, 3)}
     report["models"] = model_reports(game, models, states, search, seed, lambda chosen: keep_report(values, chosen))
@@ -144,7 +188,7 @@ def connect4_tactics(game: Game, models: list[tuple[str, Any]], search, *, posit
 
 
 def format_tactics(report: dict[str, Any]) -> str:
-    """The report of connect4_tactics as a few lines of text."""
+    """The report of solved_tactics as a few lines of text."""
     def line(model: dict[str, Any], name: str, label: str) -> str:
         r = model[name]
         if r["total"] == 0:
@@ -153,16 +197,18 @@ def format_tactics(report: dict[str, Any]) -> str:
 
     lines = []
     for model in report["models"]:
-        lines += [f"{report['game']}: {model['model']} at {report['simulations']} simulations keeps the solved "
-                  f"outcome in ({model['search_seconds']:.1f} s of search)",
+        lines += [f"{model_title(report, model)} keeps the solved outcome in ({model['search_seconds']:.1f} s of "
+                  "search)",
                   line(model, "all", "all positions"), line(model, "critical", "critical positions"),
                   line(model, "won", "won positions"), line(model, "drawn", "drawn positions")]
+    span = (f"after {report['plies'][0]}-{report['plies'][1]} random plies" if "plies" in report
+            else f"with {report['empties'][0]}-{report['empties'][1]} empty squares")
     return "\n".join(lines + [
         f"a random legal move: {100 * report['random_move']:.1f}% (critical: "
         f"{100 * report['random_move_critical']:.1f}%)",
-        f"positions: {report['positions']} kept of {report['sampled']} sampled at plies {report['plies'][0]}-"
-        f"{report['plies'][1]} ({report['skipped_over_budget']} over the solver's budget of {report['max_nodes']:,} "
-        f"nodes); solving {report['solve_seconds']:.1f} s",
+        f"positions: {report['positions']} kept of {report['sampled']} sampled {span} "
+        f"({report['skipped_over_budget']} over the solver's budget of {report['max_nodes']:,} nodes); solving "
+        f"{report['solve_seconds']:.1f} s",
     ])
 
 
@@ -236,8 +282,7 @@ def format_line_tactics(report: dict[str, Any]) -> str:
     """The report of line_tactics as a few lines of text."""
     lines = []
     for model in report["models"]:
-        lines.append(f"{report['game']}: {model['model']} at {report['simulations']} simulations "
-                     f"({model['search_seconds']:.1f} s of search)")
+        lines.append(f"{model_title(report, model)} ({model['search_seconds']:.1f} s of search)")
         for name in LINE_KINDS:
             r = model[name]
             lines.append(f"  {name.replace('_', ' '):<12} {rate_text(r)}   a random move: "

@@ -29,8 +29,8 @@ import numpy as np
 from shared.games.base import Game, GameError
 from shared.players.positions import position_from_moves, side_names
 from shared.players.spec import PlayerSpec, PlayerSpecError, ResolvedModel, parse_player_spec, resolve_model
-from shared.search.threats import vcf_root_moves
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
+from shared.search.root_solver import root_solver_moves
 
 __all__ = ["AnalysisError", "MoveStat", "PositionAnalysis", "analyze_move_strings", "analyze_states",
            "choose_model", "choose_model_path", "format_analysis", "load_network_evaluator",
@@ -122,10 +122,11 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
     return order.astype(np.int64)
 
 
-def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]]) -> list[int]:
+def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]], root_solver: bool) -> list[int]:
     """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose, else
     (all lost) the best-ranked move that does not lose at once (the rule of shared.search.policy.choose_moves,
-    without its random tie-break), then the VCF threat solver."""
+    without its random tie-break), then, when root_solver is set, the game's root solver
+    (shared.search.root_solver: VCF in Gomoku, exact endgames in Othello)."""
     chosen = []
     for row, ranked in enumerate(rankings):
         proven = result.proven[row]                                            # [A] int8, root player's view
@@ -133,7 +134,9 @@ def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[in
         safe = [a for a in ranked if proven[a] >= 0]
         resist = [a for a in ranked if not result.loses_at_once[row, a]]
         chosen.append((wins or safe or resist or ranked)[0])
-    return vcf_root_moves(game, states, np.array(chosen, np.int64), result.visits).tolist()
+    if not root_solver:
+        return chosen
+    return root_solver_moves(game, states, np.array(chosen, np.int64), result.visits).tolist()
 
 
 def _best_action(legal: np.ndarray, visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
@@ -170,10 +173,11 @@ def _principal_variations(game: Game, mcts: BatchedMCTS, states: np.ndarray, fir
 
 
 def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, search: SearchConfig,
-                   top_k: int = DEFAULT_TOP_K, seed: int = 0, pv_depth: int = DEFAULT_PV_DEPTH
-                   ) -> list[PositionAnalysis]:
+                   top_k: int = DEFAULT_TOP_K, seed: int = 0, pv_depth: int = DEFAULT_PV_DEPTH,
+                   root_solver: bool = True) -> list[PositionAnalysis]:
     """Search non-terminal states [B, S] int16 together (one BatchedMCTS.search call with `search`, no noise,
-    a fresh tree) -> one analysis each, with its principal variation (up to `pv_depth` moves)."""
+    a fresh tree) -> one analysis each, with its principal variation (up to `pv_depth` moves). root_solver=False
+    leaves out the game's root solver (shared.search.root_solver), so the move is the search's own."""
     if top_k < 1:
         raise AnalysisError(f"top_k ({top_k}) must be >= 1")
     states = np.asarray(states, dtype=np.int16).reshape(-1, game.state_size)   # [B, S] int16
@@ -191,7 +195,7 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, searc
                               float(result.prior[row, a]), float(result.q[row, a]) if visits[a] > 0 else None)
                      for a in ranked[:top_k]])
         rankings.append(ranked)
-    first = _chosen_moves(game, states, result, rankings)
+    first = _chosen_moves(game, states, result, rankings, root_solver)
     pvs = _principal_variations(game, mcts, states, first, [int(result.visits[r, a]) for r, a in enumerate(first)],
                                 max(1, pv_depth))
     analyses = []

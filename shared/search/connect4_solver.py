@@ -21,16 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from shared.search.jit import recursive_kernel
+from shared.search.solved import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN
 
 WIDTH, HEIGHT = 7, 6
 #: Node budget of one `move_values` call when none is given (about a second of one core).
 DEFAULT_MAX_NODES = 5_000_000
-#: Values of `move_values`, the side to move's view.
-LOSS, DRAW, WIN = -1, 0, 1
-#: `move_values` entry of a full column.
-ILLEGAL = -2
-#: `move_values` entry of a move whose search ran past the node budget.
-UNKNOWN = -3
 
 _BOTTOM = sum(1 << (7 * c) for c in range(WIDTH))                 # the bottom cell of each column
 _BOARD = _BOTTOM * ((1 << HEIGHT) - 1)                            # every playable cell

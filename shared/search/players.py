@@ -18,7 +18,7 @@ from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
 from shared.search.minimax import move_values, solve_values
 from shared.search.policy import choose_moves
 from shared.search.rollout import RolloutEvaluator
-from shared.search.threats import vcf_root_moves
+from shared.search.root_solver import root_solver_moves
 
 
 class Player(Protocol):
@@ -75,20 +75,21 @@ class MinimaxPlayer:
 class MCTSPlayer:
     """Network-guided PUCT search with `config`: no noise, no tree reuse between calls, temperature 0 (ties among
     the most visited moves broken at random by rng; proven wins and losses first, shared.search.policy), then
-    the VCF threat solver at the root of in-a-row games (threat_solver=True; shared.search.threats)."""
+    the game's solver at the root (root_solver=True; shared.search.root_solver: VCF in Gomoku, exact endgames in
+    Othello)."""
 
     def __init__(self, game: Game, evaluate: Evaluator, config: SearchConfig, *,
-                 rng: np.random.Generator | None = None, name: str = "mcts", threat_solver: bool = True) -> None:
-        self.game, self.name, self.threat_solver = game, name, threat_solver
+                 rng: np.random.Generator | None = None, name: str = "mcts", root_solver: bool = True) -> None:
+        self.game, self.name, self.root_solver = game, name, root_solver
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.mcts = BatchedMCTS(game, evaluate, replace(config, reuse_tree=False), self.rng)
 
     def select_actions(self, states: np.ndarray) -> np.ndarray:
-        """The search's move, or the threat solver's where it proves better (shared.search.threats)."""
+        """The search's move, or the root solver's where it proves a better one (shared.search.root_solver)."""
         self.mcts.reset()
         result = self.mcts.search(states, add_noise=False)
         actions = choose_moves(result, 0.0, self.rng)
-        return vcf_root_moves(self.game, states, actions, result.visits) if self.threat_solver else actions
+        return root_solver_moves(self.game, states, actions, result.visits) if self.root_solver else actions
 
     def reset(self) -> None:
         self.mcts.reset()
@@ -107,4 +108,4 @@ class PureMCTSPlayer(MCTSPlayer):
 
     def __init__(self, game: Game, playouts: int, rng: np.random.Generator, *, name: str | None = None) -> None:
         super().__init__(game, RolloutEvaluator(game, rng), replace(PURE_MCTS_SEARCH, num_simulations=playouts),
-                         rng=rng, name=name or f"pure-mcts-{playouts}", threat_solver=False)
+                         rng=rng, name=name or f"pure-mcts-{playouts}", root_solver=False)

@@ -5,8 +5,8 @@ corrects the moves a search chose, position by position:
 - attack: when the side to move has a VCF within the budget, its first move (a proven win) is played;
 - defence: when the opponent would have a VCF and the chosen move is not one of the moves proven to stop
   it, the most visited proven defence is played instead (when a defence exists).
-Other games pass through unchanged. Used by the match players (gate, eval, anchor), position analysis
-(analyze, play, gtp, pbrain); self-play does not call it (its cost per move is not yet shown to pay there).
+Other games pass through unchanged. Called through shared.search.root_solver, the one entry point of the root
+solvers of all games.
 """
 from __future__ import annotations
 

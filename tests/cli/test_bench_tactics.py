@@ -54,13 +54,30 @@ def test_bench_tactics_plays_each_model_on_the_same_solved_positions(tmp_path) -
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--game", "othello"], "in-a-row games"),
+    (["--game", "go-9x9"], "in-a-row games"),
+    (["--game", "othello", "--empties", "0-70"], "at most 60 empty squares"),
     (["--game", "connect4", "--plies", "30"], "LO-HI"),
     (["--game", "connect4", "--plies", "20-50"], "at most 42 plies"),
 ])
 def test_bench_tactics_refuses_what_it_cannot_measure(args: list[str], message: str) -> None:
     result = CliRunner().invoke(main, ["bench", "tactics", *args])
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_bench_tactics_on_othello_endgames_measures_the_search_with_and_without_the_root_solver() -> None:
+    result = CliRunner().invoke(main, ["bench", "tactics", "--game", "othello", "--model", "shipped", "--positions",
+                                       "5", "--empties", "8-10", "--sims", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["positions"] == 5 and report["empties"] == [8, 10] and report["skipped_over_budget"] == 0
+    with_solver, alone = report["models"]
+    assert (with_solver["root_solver"], alone["root_solver"]) == (True, False)
+    assert with_solver["all"]["hits"] == 5          # at 8-10 empty squares the root solver settles every position
+    assert alone["all"]["total"] == 5
+    text = CliRunner().invoke(main, ["bench", "tactics", "--game", "othello", "--model", "shipped", "--positions",
+                                     "2", "--empties", "6-8", "--sims", "4"])
+    assert text.exit_code == 0, text.output
+    assert "(its search alone)" in text.output and "with 6-8 empty squares" in text.output
 
 
 def test_line_tactic_positions_are_what_their_kind_says() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from shared.players.analysis import analyze_states
 from shared.search import MCTSPlayer, PureMCTSPlayer, SearchConfig
-from shared.search.threats import vcf_root_moves
+from shared.search.root_solver import root_solver_moves
 from shared.search.vcf import find_vcf, find_vcf_defence
 from tests.search.test_vcf import CHAINS, GOMOKU_8, GOMOKU_15, TRIPLE_POINT_8, TRIPLE_POINT_15, cell, position
 
@@ -45,10 +45,10 @@ def test_players_stop_the_opponents_vcf(game, text, key):
 def test_the_pure_mcts_baseline_stays_pure_and_other_games_pass_through():
     game, text = GOMOKU_8, TRIPLE_POINT_8
     pure = PureMCTSPlayer(game, 4, np.random.default_rng(0))
-    assert pure.threat_solver is False
+    assert pure.root_solver is False
     from shared.games import make_game
 
     connect4 = make_game("connect4")
     states = connect4.initial_states(2)
     actions = np.array([3, 4])
-    assert vcf_root_moves(connect4, states, actions, np.zeros((2, 7), np.float32)).tolist() == [3, 4]
+    assert root_solver_moves(connect4, states, actions, np.zeros((2, 7), np.float32)).tolist() == [3, 4]
