@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cli.bench.tactics import random_endgame
 from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_WINNER, GameError
 from shared.players.analysis import analyze_states
@@ -41,16 +42,6 @@ def brute_force_values(game, state: np.ndarray) -> np.ndarray:
     mover = int(state[game.num_cells + F_PLAYER])
     values[legal] = perfect_winners(game, game.step(np.repeat(state[None], legal.size, axis=0), legal)) * mover
     return values
-
-
-def random_endgame(game, rng: np.random.Generator, empties: int) -> np.ndarray:
-    """A live position reached by uniformly random moves with at most `empties` empty squares: [S] int16."""
-    while True:
-        state = game.initial_states(1)
-        while not game.is_terminal(state)[0]:
-            if np.count_nonzero(state[0, : game.num_cells] == 0) <= empties:
-                return state[0]
-            state = game.step(state, np.array([rng.choice(np.flatnonzero(game.legal_mask(state)[0]))]))
 
 
 def board(game, rows: list[str], black_to_move: bool = True) -> np.ndarray:
