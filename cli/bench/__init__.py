@@ -190,11 +190,12 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator
+    from shared.search.root_solver import uses_endgame_solver
 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        othello = getattr(game, "family", None) == "othello"
+        othello = uses_endgame_solver(game)
         if game.name != "connect4" and not othello and not isinstance(game, InARowGame):
             fail(f"--game {game.name}: bench tactics measures Connect Four and Othello (perfect solvers) and the "
                  "in-a-row games (tictactoe, gomoku-*: win in 1 and must block)")

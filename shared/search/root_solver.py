@@ -30,9 +30,14 @@ ROOT_ENDGAME_EMPTIES = 16
 ROOT_ENDGAME_NODES = 8_000_000
 
 
+def uses_endgame_solver(game: Game) -> bool:
+    """True for Othello (any size): the games of the exact endgame solver."""
+    return getattr(game, "family", None) == "othello"
+
+
 def uses_root_solver(game: Game) -> bool:
     """True when `root_solver_moves` may change the moves of `game`: Gomoku (VCF) and Othello (endgames)."""
-    return uses_threat_solver(game) or getattr(game, "family", None) == "othello"
+    return uses_threat_solver(game) or uses_endgame_solver(game)
 
 
 @lru_cache(maxsize=4)
@@ -65,6 +70,6 @@ def root_solver_moves(game: Game, states: np.ndarray, actions: np.ndarray, visit
     docstring); unchanged for games without one."""
     if uses_threat_solver(game):
         return vcf_root_moves(game, states, actions, visits)
-    if getattr(game, "family", None) == "othello":
+    if uses_endgame_solver(game):
         return endgame_root_moves(game, states, actions, visits)
     return np.asarray(actions, np.int64).copy()
