@@ -128,12 +128,12 @@ def _slot(own, opp, shift):
 
 @kernel
 def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-           table_move, shift, nodes, max_nodes):
+           table_move, shift, table_min, nodes, max_nodes):
     """Value in {-1, 0, 1} of the position (own to move, not over) for the side to move, alpha-beta bounded by
     [alpha, beta]; nodes[0] counts nodes, and past max_nodes nodes[1] is set and the value is meaningless.
 
     The transposition table (table_*: [2^bits], index `_slot`, shift = 64 - bits) holds, for positions with more
-    than _TABLE_MIN_EMPTIES empty squares, proven bounds [low, high] of their value and the best move found; an
+    than table_min empty squares, proven bounds [low, high] of their value and the best move found; an
     empty entry has own = opp = 0 (no real position). Entries are exact facts, so they are kept between calls."""
     mine = np.zeros(_STACK, np.uint64)
     theirs = np.zeros(_STACK, np.uint64)
@@ -173,7 +173,7 @@ def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, tabl
             passed[depth] = False
             empties = _count(valid & ~(p | o))
             hint = _U0
-            tabled[depth] = empties > _TABLE_MIN_EMPTIES
+            tabled[depth] = empties > table_min
             if tabled[depth]:
                 slot = _slot(p, o, shift)
                 if table_own[slot] == p and table_opp[slot] == o:
@@ -236,7 +236,7 @@ def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, tabl
 
 @kernel
 def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, table_low, table_high, table_move,
-                 shift, max_nodes, unknown, out):
+                 shift, table_min, max_nodes, unknown, out):
     """out[square] = value of playing on each square of the 8-wide layout and out[64] the pass's value, where that
     is legal (other entries are left as they are); `unknown` where the budget max_nodes, shared by all moves, ran
     out. Returns the number of nodes searched."""
@@ -244,7 +244,7 @@ def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, 
     moves = _moves(own, opp, valid, steps, masks)
     if moves == 0:
         value = _solve(opp, own, -1, 1, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-                       table_move, shift, nodes, max_nodes)
+                       table_move, shift, table_min, nodes, max_nodes)
         out[64] = unknown if nodes[1] else -value
         return nodes[0]
     rest = moves
@@ -259,7 +259,7 @@ def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, 
         else:
             flips = _flips(own, opp, move, steps, masks)
             child = _solve(opp ^ flips, own | move | flips, -1, 1, valid, steps, masks, priority, table_own, table_opp,
-                           table_low, table_high, table_move, shift, nodes, max_nodes)
+                           table_low, table_high, table_move, shift, table_min, nodes, max_nodes)
             value = unknown if nodes[1] else -child
         out[square] = value
     return nodes[0]
@@ -304,12 +304,19 @@ class OthelloSolver:
     """Exact win/draw/loss values of the moves of Othello positions (8x8 or 6x6), within a node budget; with its
     own transposition table, kept between calls (its bounds are exact facts about positions)."""
 
-    def __init__(self, game: Game, max_nodes: int = DEFAULT_MAX_NODES) -> None:
+    def __init__(self, game: Game, max_nodes: int = DEFAULT_MAX_NODES,
+                 table_min_empties: int = _TABLE_MIN_EMPTIES) -> None:
+        """`max_nodes`: the node budget of one `move_values` call; `table_min_empties`: positions with more empty
+        squares than this use the transposition table (the default suits play; 0 puts every position in the table
+        and 64 none, which the tests use to check the table against plain alpha-beta and a brute force)."""
         if getattr(game, "family", None) != "othello":
             raise GameError(f"the Othello solver solves Othello positions, not {game.name}")
         if max_nodes < 1:
             raise ValueError(f"max_nodes ({max_nodes}) must be >= 1")
+        if not 0 <= table_min_empties <= 64:
+            raise ValueError(f"table_min_empties ({table_min_empties}) must be within [0, 64]")
         self.game, self.max_nodes = game, int(max_nodes)
+        self.table_min_empties = int(table_min_empties)
         #: Nodes searched by the last `move_values` call.
         self.last_nodes = 0
         size = 1 << _TABLE_BITS
@@ -343,5 +350,5 @@ class OthelloSolver:
         board = self._board
         self.last_nodes = int(_move_values(np.uint64(own), np.uint64(opp), board.valid, board.steps, board.masks,
                                            board.priority, *self._table, np.uint64(64 - _TABLE_BITS),
-                                           self.max_nodes, UNKNOWN, layout))
+                                           self.table_min_empties, self.max_nodes, UNKNOWN, layout))
         return np.concatenate([layout[self._bit_of_action], layout[64:]])

@@ -83,6 +83,45 @@ def test_each_move_value_agrees_with_a_fresh_solve_of_the_position_after_it():
             assert values[action] == expected
 
 
+def draw_rich_endgames(game, rng, empties: int, count: int) -> list[np.ndarray]:
+    """`count` random endgames [S] int16 with `empties` empty squares where some move draws and another does not
+    (judged by a solver without a table): the positions where a draw narrows the alpha-beta window, so that a
+    bound proven under it differs from an exact value."""
+    plain = OthelloSolver(game, max_nodes=50_000_000, table_min_empties=64)
+    found = []
+    for _ in range(200 * count):
+        state = random_endgame(game, rng, empties)
+        values = plain.move_values(state)
+        legal = values[values != ILLEGAL]
+        if DRAW in legal and (legal != DRAW).any():
+            found.append(state)
+            if len(found) == count:
+                return found
+    raise AssertionError(f"fewer than {count} draw-rich endgames in the sample")
+
+
+def test_a_table_holding_every_position_matches_the_brute_force_where_draws_narrow_the_window():
+    # With table_min_empties=0 every node stores and reads bounds, at depths the brute force reaches; one solver
+    # for all positions, so entries from earlier solves are read as well.
+    rng = np.random.default_rng(5)
+    solver = OthelloSolver(OTHELLO_6, max_nodes=10_000_000, table_min_empties=0)
+    for state in draw_rich_endgames(OTHELLO_6, rng, 8, 6):
+        assert solver.move_values(state).tolist() == brute_force_values(OTHELLO_6, state).tolist()
+
+
+@pytest.mark.parametrize("game,empties", [(OTHELLO, 12), (OTHELLO_6, 12)], ids=["8x8", "6x6"])
+def test_the_table_changes_no_value_deeper_down(game, empties):
+    # Deeper than the brute force reaches: the default table (kept warm across positions, as in the players) and a
+    # table at every node against plain alpha-beta, on positions where draws and non-draws meet.
+    rng = np.random.default_rng(9)
+    plain = OthelloSolver(game, max_nodes=50_000_000, table_min_empties=64)
+    tabled = [OthelloSolver(game, max_nodes=50_000_000), OthelloSolver(game, max_nodes=50_000_000, table_min_empties=0)]
+    for state in draw_rich_endgames(game, rng, empties, 10):
+        expected = plain.move_values(state).tolist()
+        for solver in tabled:
+            assert solver.move_values(state).tolist() == expected
+
+
 def test_a_side_without_a_move_can_only_pass_and_the_pass_is_solved():
     # One empty square, h8: black cannot outflank anything from it (every line from h8 holds only white discs up to
     # the edge, or its own disc on g8), white can (g8); so black passes, white fills the board and wins.
@@ -115,6 +154,8 @@ def test_bad_input_is_refused_with_a_clear_error():
         OthelloSolver(make_game("connect4"))
     with pytest.raises(ValueError, match="max_nodes"):
         OthelloSolver(OTHELLO, max_nodes=0)
+    with pytest.raises(ValueError, match="table_min_empties"):
+        OthelloSolver(OTHELLO, table_min_empties=65)
     finished = random_endgame(OTHELLO, np.random.default_rng(0), 4).copy()
     finished[OTHELLO.num_cells + F_DONE] = 1
     with pytest.raises(GameError, match="game is over"):
