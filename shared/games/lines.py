@@ -5,8 +5,9 @@
 boards. "n OR MORE" (freestyle, overlines included) wins.
 
 `completion_cells`: the empty cells where each player would complete n or more in a row by placing a stone there
-(its immediate winning cells, ignoring whose turn it is and gravity), found with a sliding window sum along
-every line of the board.
+(its immediate winning cells, ignoring whose turn it is and gravity), found on row bit masks: one uint64 per
+board row and player, shifted and ANDed along the four line directions (a few hundred word operations per board,
+whatever the number of stones).
 
 `line_step_stored`: Game.step_stored (one move on positions kept in the search's store) for n-in-a-row games,
 compiled; the numpy rules of the games stay the reference (tests compare them move for move).
@@ -18,8 +19,6 @@ into columns (gravity=True, Connect Four), from the completion cells, in one com
 Kernels are compiled on first use and cached on disk.
 """
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numba
 import numpy as np
@@ -152,139 +151,292 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     """The immediate winning cells of each player: cells [B, H*W] int16 (+1 first player, -1 second, 0 empty).
 
     Returns (first [B, H*W] bool, second [B, H*W] bool): empty cells where a stone of that player would
-    complete n_in_row or more in a line. A window of n cells along a line is "one short" for a player when its
-    sum is +-(n - 1): then it holds n - 1 of that player's stones and one empty cell (a stone of the other
-    colour would lower the sum by 2). Its empty cell wins; overlines count, as in the rules.
+    complete n_in_row or more in a line (overlines count, as in the rules): some window of n cells along a line
+    through the cell holds n - 1 of that player's stones and the cell itself. Computed on row bit masks.
     """
-    cells = np.ascontiguousarray(cells)
+    _check_board(height, width, n_in_row)
+    cells = np.ascontiguousarray(cells, np.int16)
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, _line_table(height, width, n_in_row), height, width, n_in_row, first, second)
+    _completion_cells(cells, height, width, n_in_row, first, second)
     return first, second
 
 
 def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: int, gravity: bool) -> np.ndarray:
     """Move outcomes for the side to move (see Game.move_outcomes): states [B, S] int16 -> [B, A] int8, with
-    A = H*W cells (gravity=False) or W columns (gravity=True).
+    A = H*W cells (gravity=False) or W columns (gravity=True, boards of at most 64 cells).
 
     +1: the move completes n in a row. -1: it does not, and the opponent then has a winning cell: another of its
     current winning cells (a stone never removes one except by filling it), or, with gravity, the cell just above
-    the disc (whose lines the disc below does not touch). Exact for freestyle n-in-a-row rules.
+    the disc (whose lines the disc below does not touch). Exact for freestyle n-in-a-row rules. One compiled pass
+    per position: boards of at most 64 cells on one uint64 bitboard per player, larger ones on row bit masks.
     """
-    cells = np.ascontiguousarray(states[:, : height * width])
-    first_to_move = states[:, height * width + F_PLAYER] == 1
-    live = states[:, height * width + F_DONE] == 0
-    first = np.zeros(cells.shape, bool)
-    second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, _line_table(height, width, n_in_row), height, width, n_in_row, first, second)
+    _check_board(height, width, n_in_row)
+    if gravity and height * width > 64:
+        raise ValueError(f"line_move_outcomes: gravity boards of at most 64 cells, got {height}x{width}")
     num_actions = width if gravity else height * width
-    out = np.zeros((cells.shape[0], num_actions), np.int8)
-    _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out)
+    out = np.zeros((states.shape[0], num_actions), np.int8)
+    states = np.ascontiguousarray(states, np.int16)
+    if height * width <= 64:
+        _bitboard_outcomes(states, height, width, n_in_row, gravity, out)
+    else:
+        _row_mask_outcomes(states, height, width, n_in_row, out)
     return out
 
 
+#: Widest board the row bit masks hold (one uint64 per row, with room for the shifts), and the longest line.
+MAX_MASK_WIDTH = 56
+MAX_MASK_LINE = 8
+
+
+def _check_board(height: int, width: int, n_in_row: int) -> None:
+    if not (1 <= width <= MAX_MASK_WIDTH and height >= 1 and 2 <= n_in_row <= MAX_MASK_LINE):
+        raise ValueError(f"line masks: board {height}x{width} with {n_in_row} in a row is out of range (width 1 to "
+                         f"{MAX_MASK_WIDTH}, 2 to {MAX_MASK_LINE} in a row)")
+
+
+# ----- bit-mask kernels --------------------------------------------------------------------------------------
+# Two layouts, the same rule. A player's winning cells are the empty cells c such that, along one of the four
+# line directions and for some j in [0, n), the j cells before c and the n - 1 - j cells after c hold that
+# player's stones: runs after[j] (before[j]) = the cells whose next j neighbours after (before) them are the
+# player's, built as ANDs of shifted stone masks, then OR over j of before[j] AND after[n - 1 - j].
+# - Bitboards (boards of at most 64 cells): bit i = cell i; the k-th neighbour along (d_row, d_col) is a shift by
+#   k * (d_row * W + d_col), masked to the cells whose neighbour's column is on the board.
+# - Row masks (larger boards): one uint64 per row, bit c = column c, between n - 1 zero rows above and below
+#   (neighbours off the board read 0 without a test); the neighbour is a row offset and a bit shift.
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _popcount(m):
+    """Set bits of a uint64 (SWAR)."""
+    m = m - ((m >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lowest_bit(m):
+    """Index of the lowest set bit of a non-zero uint64."""
+    return _popcount((m & (~m + np.uint64(1))) - np.uint64(1))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _write_outcomes(own, opponent, empty, word_bits, out_row):
+    """Move outcomes of a board without gravity into out_row [H*W] int8 (zeros on entry), from the winning cells
+    of the side to move (`own`) and of the opponent, and the empty cells: words [K] uint64, cell = word *
+    word_bits + bit. +1 on own winning cells; -1 on the other empty cells when the opponent keeps a winning cell
+    after the move (it has two, or one elsewhere); else 0."""
+    one = np.uint64(1)
+    threats = 0
+    for w in range(opponent.shape[0]):
+        threats += _popcount(opponent[w])
+    if threats > 0:
+        for w in range(empty.shape[0]):
+            for c in range(word_bits):                                 # branch-free: -1 on every empty cell
+                out_row[w * word_bits + c] = -np.int8((empty[w] >> np.uint64(c)) & one)
+        if threats == 1:
+            for w in range(opponent.shape[0]):
+                if opponent[w]:
+                    out_row[w * word_bits + _lowest_bit(opponent[w])] = 0   # blocks the only threat
+    for w in range(own.shape[0]):
+        rest = own[w]
+        while rest:
+            out_row[w * word_bits + _lowest_bit(rest)] = 1
+            rest &= rest - one
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _load_bitboard(board, num_cells):
+    """One flat board [H*W] (H*W <= 64) as bitboards (bit i = cell i): -> (first player's, second player's)."""
+    first, second = np.uint64(0), np.uint64(0)
+    for i in range(num_cells):                                         # branch-free: one cell at a time
+        v = board[i]
+        first |= np.uint64(v == 1) << np.uint64(i)
+        second |= np.uint64(v == -1) << np.uint64(i)
+    return first, second
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _neighbour_bits(stones, k, d_row, d_col, width, column_masks, pad):
+    """The cells whose k-th neighbour along (d_row, d_col) holds a stone of the bitboard `stones`: a shift by
+    k * (d_row * W + d_col), keeping the cells whose neighbour's column c + k*d_col is on the board
+    (column_masks[pad + k*d_col]); a neighbour above the first or below the last row is shifted out."""
+    delta = k * (d_row * width + d_col)
+    if delta >= 64 or -delta >= 64:
+        return np.uint64(0)
+    moved = stones >> np.uint64(delta) if delta >= 0 else stones << np.uint64(-delta)
+    return moved & column_masks[pad + k * d_col]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bitboard_wins(stones, empty, width, n_in_row, column_masks, after, before):
+    """The winning cells (bitboard) of the player of the bitboard `stones`; after, before [n] uint64 scratch."""
+    pad, short = n_in_row - 1, n_in_row - 1
+    found = np.uint64(0)
+    for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        after[0], before[0] = ~np.uint64(0), ~np.uint64(0)
+        for j in range(1, n_in_row):
+            after[j] = after[j - 1] & _neighbour_bits(stones, j, d_row, d_col, width, column_masks, pad)
+            before[j] = before[j - 1] & _neighbour_bits(stones, -j, d_row, d_col, width, column_masks, pad)
+        for j in range(n_in_row):
+            found |= before[j] & after[short - j]
+    return found & empty
+
+
 @numba.njit(cache=True, nogil=True)
-def _outcomes_from_completions(cells, first_to_move, live, first, second, height, width, gravity, out):
-    for b in range(cells.shape[0]):
-        if not live[b]:
+def _bitboard_outcomes(states, height, width, n_in_row, gravity, out):
+    """out[b] = the move outcomes of states[b], boards of at most 64 cells (rules in `line_move_outcomes`); rows of
+    finished games, and of boards where neither player has n - 1 stones, stay 0."""
+    num_cells = height * width
+    pad, one = n_in_row - 1, np.uint64(1)
+    board_bits = ~np.uint64(0) if num_cells == 64 else (one << np.uint64(num_cells)) - one
+    column_masks = np.zeros(2 * pad + 1, np.uint64)                    # [pad + o]: cells with 0 <= c + o < W
+    for o in range(-pad, pad + 1):
+        for i in range(num_cells):
+            if 0 <= i % width + o < width:
+                column_masks[pad + o] |= one << np.uint64(i)
+    bottom_row = board_bits ^ ((one << np.uint64(num_cells - width)) - one)
+    after, before = np.empty(n_in_row, np.uint64), np.empty(n_in_row, np.uint64)
+    own, opponent, empty = np.empty(1, np.uint64), np.empty(1, np.uint64), np.empty(1, np.uint64)
+    for b in range(states.shape[0]):
+        board = states[b]
+        if board[num_cells + F_DONE] != 0:
             continue
-        own, opponent = (first[b], second[b]) if first_to_move[b] else (second[b], first[b])
-        if not gravity:
-            threats = 0
-            for cell in range(height * width):
-                threats += opponent[cell]
-            for cell in range(height * width):
-                if cells[b, cell] != 0:
-                    continue                                           # occupied: illegal
-                if own[cell]:
-                    out[b, cell] = 1
-                elif threats - opponent[cell] > 0:
-                    out[b, cell] = -1                                  # the opponent still has a winning cell
-            continue
-        threats = 0
-        for col in range(width):                                       # opponent wins at the landing cells
-            row = height - 1
-            while row >= 0 and cells[b, row * width + col] != 0:
-                row -= 1
-            if row >= 0:
-                threats += opponent[row * width + col]
-        for col in range(width):
-            row = height - 1
-            while row >= 0 and cells[b, row * width + col] != 0:
-                row -= 1
-            if row < 0:
-                continue                                               # full column: illegal
-            landing = row * width + col
-            if own[landing]:
-                out[b, col] = 1
-            elif threats - opponent[landing] > 0 or (row >= 1 and opponent[landing - width]):
-                out[b, col] = -1
-
-
-@lru_cache(maxsize=64)
-def _line_table(height: int, width: int, n_in_row: int) -> np.ndarray:
-    """Every line of the board long enough for n in a row: [L, 5] int64 rows (first row, first column, row step,
-    column step, length): rows, columns, and the diagonals and anti-diagonals starting on the top row or on a
-    side column."""
-    lines = [(r, 0, 0, 1, width) for r in range(height)] + [(0, c, 1, 0, height) for c in range(width)]
-    for c in range(width):
-        lines += [(0, c, 1, 1, min(height, width - c)), (0, c, 1, -1, min(height, c + 1))]
-    for r in range(1, height):
-        lines += [(r, 0, 1, 1, min(height - r, width)), (r, width - 1, 1, -1, min(height - r, width))]
-    table = np.array([line for line in lines if line[4] >= n_in_row], np.int64).reshape(-1, 5)
-    table.setflags(write=False)
-    return table
-
-
-@numba.njit(cache=True, nogil=True)
-def _completion_cells(cells, lines, height, width, n_in_row, first, second):
-    """Slide a window of n cells along every line; mark the empty cell of every window that is one short:
-    sum +(n - 1) in first, -(n - 1) in second. A one-short window holds n - 1 stones, so only the part of a line
-    within one cell of the stones' bounding box is scanned (sparse boards are cheap)."""
-    short = n_in_row - 1
-    for b in range(cells.shape[0]):
-        board = cells[b]
-        stones_first, stones_second = 0, 0
-        row_lo, row_hi, col_lo, col_hi = height, -1, width, -1
-        for cell in range(board.shape[0]):
-            if board[cell] != 0:
-                stones_first += board[cell] == 1
-                stones_second += board[cell] == -1
-                r, c = cell // width, cell % width
-                row_lo, row_hi = min(row_lo, r), max(row_hi, r)
-                col_lo, col_hi = min(col_lo, c), max(col_hi, c)
-        if max(stones_first, stones_second) < short:
+        first, second = _load_bitboard(board, num_cells)
+        if max(_popcount(first), _popcount(second)) < n_in_row - 1:
             continue                                                   # too few stones for any winning cell
-        for line in range(lines.shape[0]):
-            r0, c0, d_row, d_col, length = lines[line, 0], lines[line, 1], lines[line, 2], lines[line, 3], lines[line, 4]
-            # Steps k of this line inside the bounding box.
-            k_lo, k_hi = 0, length - 1
-            if d_row == 0:
-                if r0 < row_lo or r0 > row_hi:
-                    continue
-            else:
-                k_lo, k_hi = max(k_lo, row_lo - r0), min(k_hi, row_hi - r0)
-            if d_col == 0:
-                if c0 < col_lo or c0 > col_hi:
-                    continue
-            elif d_col == 1:
-                k_lo, k_hi = max(k_lo, col_lo - c0), min(k_hi, col_hi - c0)
-            else:
-                k_lo, k_hi = max(k_lo, c0 - col_hi), min(k_hi, c0 - col_lo)
-            k_lo, k_hi = max(k_lo - 1, 0), min(k_hi + 1, length - 1)  # a window may reach one cell beyond
-            if k_hi - k_lo + 1 < n_in_row:
-                continue
-            start, step = (r0 + k_lo * d_row) * width + c0 + k_lo * d_col, d_row * width + d_col
-            total = 0
-            for k in range(k_hi - k_lo + 1):
-                total += board[start + k * step]
-                if k >= n_in_row:
-                    total -= board[start + (k - n_in_row) * step]     # the cell that left the window
-                if k >= short and (total == short or total == -short):
-                    for back in range(n_in_row):                       # mark the window's empty cell
-                        cell = start + (k - back) * step
-                        if board[cell] == 0:
-                            if total == short:
-                                first[b, cell] = True
-                            else:
-                                second[b, cell] = True
+        empty[0] = board_bits & ~(first | second)
+        wins_first = _bitboard_wins(first, empty[0], width, n_in_row, column_masks, after, before)
+        wins_second = _bitboard_wins(second, empty[0], width, n_in_row, column_masks, after, before)
+        own[0], opponent[0] = (wins_first, wins_second) if board[num_cells + F_PLAYER] == 1 else (wins_second,
+                                                                                                 wins_first)
+        if not gravity:
+            _write_outcomes(own, opponent, empty, num_cells, out[b])
+            continue
+        # Gravity: a disc lands on an empty cell of the bottom row or above a disc (the cell W further on); after a
+        # non-winning disc the opponent wins at another landing cell or at the cell just above it (W before).
+        landing = empty[0] & (((~empty[0] & board_bits) >> np.uint64(width)) | bottom_row)
+        threats = _popcount(opponent[0] & landing)
+        rest = landing
+        while rest:
+            cell = _lowest_bit(rest)
+            rest &= rest - one
+            bit = one << np.uint64(cell)
+            if own[0] & bit:
+                out[b, cell % width] = 1
+            elif threats - (1 if opponent[0] & bit else 0) > 0 or (opponent[0] & (bit >> np.uint64(width))):
+                out[b, cell % width] = -1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _load_rows(board, height, width, pad, stones, empty):
+    """Row masks of one flat board [H*W] into stones[0] (first player), stones[1] (second) at padded rows pad..pad+H-1,
+    and empty [H]. Returns (the larger of the players' stone counts, first and last row holding a stone)."""
+    full = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    count_first, count_second, row_lo, row_hi = 0, 0, height, -1
+    for r in range(height):
+        m1, m2 = np.uint64(0), np.uint64(0)
+        for c in range(width):                                         # branch-free: one cell at a time
+            v = board[r * width + c]
+            m1 |= np.uint64(v == 1) << np.uint64(c)
+            m2 |= np.uint64(v == -1) << np.uint64(c)
+        stones[0, pad + r], stones[1, pad + r] = m1, m2
+        empty[r] = full & ~(m1 | m2)
+        count_first += _popcount(m1)
+        count_second += _popcount(m2)
+        if m1 | m2:
+            row_lo, row_hi = min(row_lo, r), r
+    return max(count_first, count_second), row_lo, row_hi
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_neighbours(stones, row, shift, full):
+    """The cells of a row whose neighbour in padded row `row`, column c + shift, holds a stone of `stones`."""
+    if shift > 0:
+        return stones[row] >> np.uint64(shift)
+    if shift < 0:
+        return (stones[row] << np.uint64(-shift)) & full
+    return stones[row]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _line_wins(stones, row, d_row, d_col, short, full, after):
+    """The cells of padded row `row` that complete short + 1 or more in a line along (d_row, d_col) for the player
+    of `stones` (empty or not): j stones before them and short - j after, for some j. after [short + 1] scratch."""
+    run = full
+    after[0] = full
+    for j in range(1, short + 1):
+        run &= _row_neighbours(stones, row + j * d_row, j * d_col, full)
+        after[j] = run
+    found = np.uint64(0)
+    run = full                                                         # now the runs before the cell
+    for j in range(short + 1):
+        found |= run & after[short - j]
+        if j < short:
+            run &= _row_neighbours(stones, row - (j + 1) * d_row, -(j + 1) * d_col, full)
+    return found
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_wins(stones, pad, empty, height, width, n_in_row, lo, hi, after, wins):
+    """wins [H] = the winning cells (row masks) of the player of the padded row masks `stones` [H + 2 * pad];
+    only rows lo <= r < hi can hold one (the others get 0). after [n] uint64 scratch."""
+    full = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    short = n_in_row - 1
+    for r in range(height):
+        wins[r] = np.uint64(0)
+    for r in range(lo, hi):
+        found = _line_wins(stones, pad + r, 0, 1, short, full, after)           # the four directions, spelt out so
+        found |= _line_wins(stones, pad + r, 1, 0, short, full, after)          # that their shifts are constants
+        found |= _line_wins(stones, pad + r, 1, 1, short, full, after)
+        found |= _line_wins(stones, pad + r, 1, -1, short, full, after)
+        wins[r] = found & empty[r]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _board_row_wins(board, height, width, n_in_row, stones, empty, wins, after):
+    """Both players' winning cells of one flat board [H*W] into wins[0] (first player), wins[1] (second), row
+    masks; fills stones and empty. Returns False when neither player has n - 1 stones (wins not written)."""
+    pad = n_in_row - 1
+    most, row_lo, row_hi = _load_rows(board, height, width, pad, stones, empty)
+    if most < n_in_row - 1:
+        return False
+    lo, hi = max(row_lo - pad, 0), min(row_hi + pad + 1, height)       # a winning cell is near a stone's row
+    _row_wins(stones[0], pad, empty, height, width, n_in_row, lo, hi, after, wins[0])
+    _row_wins(stones[1], pad, empty, height, width, n_in_row, lo, hi, after, wins[1])
+    return True
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_scratch(height, n_in_row):
+    """(stones [2, H + 2 * (n - 1)] with zero padding rows, empty [H], wins [2, H], after [n]) uint64."""
+    pad = n_in_row - 1
+    return (np.zeros((2, height + 2 * pad), np.uint64), np.empty(height, np.uint64), np.empty((2, height), np.uint64),
+            np.empty(n_in_row, np.uint64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _completion_cells(cells, height, width, n_in_row, first_out, second_out):
+    stones, empty, wins, after = _row_scratch(height, n_in_row)
+    for b in range(cells.shape[0]):
+        if not _board_row_wins(cells[b], height, width, n_in_row, stones, empty, wins, after):
+            continue
+        for r in range(height):
+            for c in range(width):
+                first_out[b, r * width + c] = (wins[0, r] >> np.uint64(c)) & np.uint64(1)
+                second_out[b, r * width + c] = (wins[1, r] >> np.uint64(c)) & np.uint64(1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_mask_outcomes(states, height, width, n_in_row, out):
+    """`_bitboard_outcomes` without gravity for boards of any size, on row masks."""
+    num_cells = height * width
+    stones, empty, wins, after = _row_scratch(height, n_in_row)
+    for b in range(states.shape[0]):
+        board = states[b]
+        if board[num_cells + F_DONE] != 0:
+            continue
+        if not _board_row_wins(board, height, width, n_in_row, stones, empty, wins, after):
+            continue                                                   # too few stones for any winning cell
+        mover = 0 if board[num_cells + F_PLAYER] == 1 else 1
+        _write_outcomes(wins[mover], wins[1 - mover], empty, width, out[b])

@@ -39,7 +39,7 @@ from shared.search.errors import EvaluatorError, SearchError
 from shared.search.policy import dirichlet_noise
 from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
-from shared.search.tree import ROOT, UNVISITED, TreeStorage
+from shared.search.tree import ROOT, TreeStorage
 
 #: evaluate(states [M, S] int16, non-terminal) -> (logits [M, A] float32, values [M] float32 in [-1, 1], side to move)
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -332,16 +332,5 @@ class BatchedMCTS:
         leaf_values[ids] = np.where(proven != 0, proven.astype(np.float32), values) if solver else values
 
     def _result(self, slots: np.ndarray) -> SearchResult:
-        tree = self._tree
-        kids = tree.children[slots, ROOT]                                # [B, A] child nodes
-        created = kids != UNVISITED
-        records = tree.nodes[slots[:, None], np.maximum(kids, 0)]         # [B, A] child records
-        visits = np.where(created, records["visits"], 0).astype(np.float32)
-        value_sum = np.where(created, records["value_sum"], np.float32(0.0))
-        # Sign flip: children's sums are from the child's mover's view; Q is from the root player's view.
-        q = np.where(visits > 0, -value_sum / np.maximum(visits, np.float32(1.0)), np.float32(0.0))
-        root_value = tree.node_value_sum[slots, ROOT] / tree.node_visits[slots, ROOT].astype(np.float32)
-        legal = np.isfinite(tree.prior[slots, ROOT])
-        return SearchResult(visits, root_value.astype(np.float32), q.astype(np.float32), tree.root_prior(slots),
-                            proven=np.where(legal, tree.edge_proven[slots, ROOT], 0).astype(np.int8),
-                            proven_value=tree.proven[slots, ROOT].copy())
+        visits, q, prior, proven, root_value, proven_value = self._tree.root_statistics(slots)
+        return SearchResult(visits, root_value, q, prior, proven=proven, proven_value=proven_value)

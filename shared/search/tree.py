@@ -202,6 +202,20 @@ class TreeStorage:
         them at the next visit."""
         self.top_count[slots, nodes] = -1
 
+    def root_statistics(self, slots: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Root statistics of the trees of `slots` [K], in one compiled pass: (visits [K, A] float32, the root
+        children's visit counts; q [K, A] float32, their mean values from the ROOT player's view, 0 when unvisited;
+        prior [K, A] float32, the root prior in use with 0 for illegal actions; proven [K, A] int8, the roots' edge
+        results, 0 for illegal actions; root_value [K] float32, the root's mean value for its side to move;
+        proven_value [K] int8, the roots' solver results)."""
+        count, num_actions = slots.shape[0], self.num_actions
+        visits, q = np.zeros((count, num_actions), np.float32), np.zeros((count, num_actions), np.float32)
+        prior, proven = np.zeros((count, num_actions), np.float32), np.zeros((count, num_actions), np.int8)
+        root_value, proven_value = np.empty(count, np.float32), np.empty(count, np.int8)
+        _root_statistics(np.ascontiguousarray(slots, np.int64), self.nodes, self.children, self.prior,
+                         self.edge_proven, visits, q, prior, proven, root_value, proven_value)
+        return visits, q, prior, proven, root_value, proven_value
+
     def root_prior(self, slots: np.ndarray) -> np.ndarray:
         """The prior in use at the roots of `slots`: [K, A] float32 with 0 for illegal actions."""
         prior = self.prior[slots, ROOT]
@@ -216,6 +230,30 @@ def _gather_states(slots, node_ids, node_states):
         for i in range(node_states.shape[2]):                          # element loop: no array views per row
             out[k, i] = node_states[slot, node, i]
     return out
+
+
+@kernel
+def _root_statistics(slots, nodes, children, prior, edge_proven, visits, q, root_prior, proven, root_value,
+                     proven_value):
+    """Fill the outputs of `TreeStorage.root_statistics` (all zeros on entry but root_value, proven_value)."""
+    for k in range(slots.shape[0]):
+        slot = slots[k]
+        for a in range(children.shape[2]):
+            p = prior[slot, ROOT, a]
+            if p == f32(-np.inf):
+                continue                                                # illegal: zeros
+            root_prior[k, a] = p
+            proven[k, a] = edge_proven[slot, ROOT, a]
+            child = children[slot, ROOT, a]
+            if child != UNVISITED and nodes[slot, child].visits > 0:
+                kid = nodes[slot, child]
+                n = f32(kid.visits)
+                visits[k, a] = n
+                # Sign flip: the child's value sum is from the child's side to move, Q from the root player's.
+                q[k, a] = -kid.value_sum / n
+        root = nodes[slot, ROOT]
+        root_value[k] = root.value_sum / f32(root.visits)
+        proven_value[k] = root.proven
 
 
 @kernel

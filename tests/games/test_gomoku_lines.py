@@ -7,7 +7,7 @@ import pytest
 from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_PLY, F_WINNER
 from shared.games.gomoku import Gomoku
-from shared.games.lines import completes_line
+from shared.games.lines import completes_line, completion_cells, line_move_outcomes
 
 SHAPES = [(5, 5, 3), (5, 5, 4), (6, 6, 4), (7, 9, 4), (9, 7, 5), (8, 8, 5), (15, 15, 5), (19, 19, 6), (5, 19, 5)]
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -138,3 +138,29 @@ def test_connect4_outcomes_match_stepping_every_move_and_reply():
     exact[rows, actions] = np.where(wins_now, 1, np.where(opponent_wins, -1, 0))
     np.testing.assert_array_equal(fast, exact)
     assert (exact == 1).sum() > 100 and (exact == -1).sum() > 100
+
+
+@pytest.mark.parametrize("height,width,n", SHAPES + [(8, 7, 4), (1, 12, 4), (20, 20, 5)])
+def test_completion_cells_match_placing_a_stone_on_every_empty_cell(height, width, n):
+    """Both layouts of the bit-mask kernel (one bitboard for boards of at most 64 cells, row masks above) against
+    the scalar scan: a cell wins for a player when it is empty and a stone of that player there is in a line of n."""
+    boards, _, _, _ = random_boards(height, width, 60, seed=height * 100 + width + n)
+    boards[: 20] = np.where(np.random.default_rng(1).random(boards[:20].shape) < 0.7, 0, boards[:20])  # sparser
+    first, second = completion_cells(boards.reshape(60, -1), height, width, n)
+    for b, board in enumerate(boards):
+        for colour, found in ((1, first[b]), (-1, second[b])):
+            expected = np.zeros(height * width, bool)
+            for cell in np.flatnonzero(board.reshape(-1) == 0):
+                trial = board.copy()
+                trial[cell // width, cell % width] = colour
+                expected[cell] = scalar_line_through(trial, cell // width, cell % width, n)
+            np.testing.assert_array_equal(found, expected, err_msg=f"board {b}, colour {colour}")
+    assert first.any() and second.any()
+
+
+def test_line_masks_refuse_boards_they_cannot_hold():
+    states = np.zeros((1, 60 * 5 + 6), np.int16)
+    with pytest.raises(ValueError, match="out of range"):
+        line_move_outcomes(states, 5, 60, 5, gravity=False)
+    with pytest.raises(ValueError, match="gravity boards of at most 64 cells"):
+        line_move_outcomes(np.zeros((1, 9 * 9 + 6), np.int16), 9, 9, 4, gravity=True)
