@@ -163,7 +163,7 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
               help="Search simulations per position.")
 @click.option("--positions", type=click.IntRange(1, 100_000), default=500, show_default=True,
               help="Positions to play: Connect Four and Othello, solver-labelled ones not lost for the side to move; "
-                   "in-a-row games, this many of each kind (win in 1, must block).")
+                   "in-a-row games, this many of each kind (win in 1, must block; with --vcf: VCF, VCF defence).")
 @click.option("--plies", default="6-30", show_default=True, metavar="LO-HI",
               help="Connect Four: random moves before a position, drawn uniformly from LO..HI.")
 @click.option("--empties", default="10-16", show_default=True, metavar="LO-HI",
@@ -171,6 +171,9 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @click.option("--max-nodes", type=click.IntRange(1, 10**10), default=5_000_000, show_default=True,
               help="Connect Four and Othello: solver node budget per position; a position over it is skipped (and "
                    "counted).")
+@click.option("--vcf", is_flag=True,
+              help="In-a-row games: VCF positions instead (the side to move wins by continuous fours within 4 "
+                   "attacker moves, or must stop the opponent's), labelled by brute force over the rules.")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Seed of the positions and of the search.")
 @config_file_option
@@ -178,15 +181,16 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
 def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: int, plies: str, empties: str,
-            max_nodes: int, seed: int, config_file: Path | None, data_dir: Path | None, device: str,
+            max_nodes: int, vcf: bool, seed: int, config_file: Path | None, data_dir: Path | None, device: str,
             as_json: bool) -> None:
     """How often a model's search keeps what a position offers, next to a random move on the same positions.
 
     Connect Four and Othello: the solved outcome (win stays win, draw stays draw) on random positions labelled by a
     perfect solver (Othello: endgames). In-a-row games (tictactoe, gomoku-*): win in 1 and must block, labelled by
-    the rules. Where the game has a solver at the root of the players (Gomoku, Othello), each model is measured with
+    the rules; with --vcf, VCF attack and VCF defence, labelled by brute force. Where the game has a solver at the root of the players (Gomoku, Othello), each model is measured with
     it and by its search alone."""
     from cli.bench.tactics import format_line_tactics, format_tactics, line_tactics, solved_tactics
+    from cli.bench.vcf_tactics import format_vcf_tactics, vcf_tactics
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator
@@ -199,6 +203,8 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
         if game.name != "connect4" and not othello and not isinstance(game, InARowGame):
             fail(f"--game {game.name}: bench tactics measures Connect Four and Othello (perfect solvers) and the "
                  "in-a-row games (tictactoe, gomoku-*: win in 1 and must block)")
+        if vcf and not isinstance(game, InARowGame):
+            fail(f"--vcf: VCF positions are for in-a-row games (gomoku-*, tictactoe), not {game.name}")
         if othello:
             span = _span_option("--empties", empties, 1, game.num_cells - 4, "empty squares",
                                 f"an {game.name} position has at most {game.num_cells - 4} empty squares")
@@ -215,9 +221,12 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
         if solved:
             report = solved_tactics(game, models, search, positions=positions, seed=seed, span=span,
                                     max_nodes=max_nodes)
+        elif vcf:
+            report = vcf_tactics(game, models, search, positions=positions, seed=seed)
         else:
             report = line_tactics(game, models, search, positions=positions, seed=seed)
-    text = format_tactics(report) if solved else format_line_tactics(report)
+    text = (format_tactics(report) if solved else format_vcf_tactics(report) if vcf
+            else format_line_tactics(report))
     click.echo(json.dumps(report, sort_keys=True) if as_json else text)
 
 

@@ -22,6 +22,7 @@ the root solver settles a position, the first figure measures the solver more th
 (`Game.move_outcomes`) from batches of random games whose moves never win at once (so threats pile up): "win in 1"
 positions (the side to move can complete its line; a move keeps it when it does) and "must block" positions (no win
 for the side to move, and some moves but not all let the opponent win at once; a move keeps it when it does not).
+With `--vcf`, VCF attack and VCF defence positions instead (cli.bench.vcf_tactics).
 """
 from __future__ import annotations
 
@@ -278,13 +279,18 @@ def line_tactics(game: InARowGame, models: list[tuple[str, Any]], search, *, pos
     return report
 
 
-def format_line_tactics(report: dict[str, Any]) -> str:
-    """The report of line_tactics as a few lines of text."""
+def kind_rate_lines(report: dict[str, Any], kinds: tuple[str, ...]) -> list[str]:
+    """Per model of a report, a title line and one line per kind of position: its rate next to a random move's."""
     lines = []
     for model in report["models"]:
         lines.append(f"{model_title(report, model)} ({model['search_seconds']:.1f} s of search)")
-        for name in LINE_KINDS:
+        for name in kinds:
             r = model[name]
-            lines.append(f"  {name.replace('_', ' '):<12} {rate_text(r)}   a random move: "
+            lines.append(f"  {name.replace('_', ' '):<12} {rate_text(r) if r['total'] else '-'}   a random move: "
                          f"{100 * report['random_move_' + name]:.1f}%")
-    return "\n".join(lines)
+    return lines
+
+
+def format_line_tactics(report: dict[str, Any]) -> str:
+    """The report of line_tactics as a few lines of text."""
+    return "\n".join(kind_rate_lines(report, LINE_KINDS))
