@@ -269,8 +269,7 @@ class BatchedMCTS:
             eps = np.float32(self.config.dirichlet_epsilon)
             noise = dirichlet_noise(legal, self.config.dirichlet_alpha, self.rng)
             prior = (np.float32(1.0) - eps) * prior + eps * noise
-        tree.prior[slots, ROOT] = np.where(legal, prior, np.float32(-np.inf))
-        tree.forget_top_actions(slots, ROOT)
+        tree.set_root_prior(slots, np.where(legal, prior, np.float32(-np.inf)).astype(np.float32))
 
     def _run_step(self, slots: np.ndarray, rounds: int) -> None:
         """One search step: select `rounds` leaves per tree, evaluate the new ones in one call, expand, back up."""

@@ -15,14 +15,15 @@ in exactly the order of the former numpy formula (u = P / (1 + N(s, a)) * (c_puc
 so results match the recursive reference search bit for bit.
 
 Games of few actions (tree.ROW_SCAN_ACTIONS, e.g. Connect Four) keep no lists: one pass over the node's [A] rows
-(`scan_row`) scores every legal action, created or not, in action order. Larger games avoid reading whole
-[A] rows: a node's created children are walked through its child list, and among the
-children not created yet (W = 0, N = 0) the score P * c - (0 - Q_fpu) only grows with P, so the best of them is
-found by walking the node's top_actions (prior descending, action ascending) until a score drops below the
-first one (all tied actions are seen; the lowest index wins). The list is ranked when the node is expanded
-(and at a root's first visit after its priors were re-noised), and rebuilt from the row when its K actions run
-out (they were created, or are lost or tied: at most once per K new children of a node); only if that does not
-settle it either is the whole row scanned.
+(`scan_row`) scores every legal action, created or not, in action order. Larger games read no [A] row on the
+common path: a node's created children are walked through its child list (each child's record holds its visits,
+value sum and its copy of P(s, a)), and among the children not created yet (W = 0, N = 0) the score
+P * c - (0 - Q_fpu) only grows with P, so the best of them is found by walking the node's top_actions and their
+top_prior (prior descending, action ascending) until a score drops below the first one (all tied actions are
+seen; the lowest index wins). The list is ranked when the node is expanded (and at a root's first visit after
+its priors were re-noised); an entry is marked TAKEN when its child is created, and the list is rebuilt from the
+rows when its K actions run out (taken, or lost or tied: at most once per K new children of a node); only if that
+does not settle it either is the whole row scanned.
 
 Solver rules (SearchConfig.solver, see `shared.search.backup` for how results are proven): at a node whose
 mover has a proven winning action, that action is taken at once (the lowest such index); actions proven to
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.search.jit import f32, inline, kernel
-from shared.search.tree import NO_CHILD, ROOT, UNVISITED, TreeStorage
+from shared.search.tree import NO_CHILD, ROOT, TAKEN, UNVISITED, TreeStorage
 
 #: Kinds of leaf a path can end on.
 LEAF_NEW, LEAF_TERMINAL, LEAF_PROVEN, LEAF_PENDING = 0, 1, 2, 3
@@ -96,13 +97,15 @@ def allocate_node(slot, nodes, num_nodes, alloc):
 
 
 @inline
-def init_node(slot, node, parent, action, nodes):
-    """Write a fresh, unvisited, unexpanded, non-terminal node without children. Its [A] rows (priors, children,
-    solver results) and top actions are written when it is expanded; a terminal node never gets any."""
+def init_node(slot, node, parent, action, edge_prior, nodes):
+    """Write a fresh, unvisited, unexpanded, non-terminal node without children, reached from `parent` by `action`
+    whose prior is `edge_prior`. Its [A] rows (priors, children, solver results) and top actions are written when
+    it is expanded; a terminal node never gets any."""
     record = nodes[slot, node]
     record.visits = 0
     record.value_sum = f32(0.0)
     record.parent = parent
+    record.prior = edge_prior
     record.action = action
     record.first_child = NO_CHILD
     record.next_sibling = NO_CHILD
@@ -132,9 +135,9 @@ def insert_top(best_p, best_a, count, p, a):
 
 
 @inline
-def build_top_actions(slot, node, nodes, children, prior, top_actions):
-    """(Re)rank top_actions[slot, node]: the K legal actions with the highest priors (prior descending, action
-    ascending) among those whose child is not created yet."""
+def build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior):
+    """(Re)rank top_actions[slot, node] (and their top_prior): the K legal actions with the highest priors (prior
+    descending, action ascending) among those whose child is not created yet."""
     k_max = top_actions.shape[2]
     best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
     best_a = np.empty(k_max, np.int16)
@@ -145,6 +148,7 @@ def build_top_actions(slot, node, nodes, children, prior, top_actions):
             count = insert_top(best_p, best_a, count, p, a)
     for j in range(count):
         top_actions[slot, node, j] = best_a[j]
+        top_prior[slot, node, j] = best_p[j]
     nodes[slot, node].top_count = count
 
 
@@ -171,45 +175,49 @@ def scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_pro
 
 
 @inline
-def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions):
-    """The PUCT choice at an expanded node under the solver rules of the module docstring: -> action (int)."""
+def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions,
+                top_prior):
+    """The PUCT choice at an expanded node under the solver rules of the module docstring: -> (action, its child
+    node, UNVISITED when not created yet)."""
     record = nodes[slot, node]
     if solver and record.proven == 1:
         for a in range(prior.shape[2]):
             if edge_proven[slot, node, a] == 1:
-                return a                                                 # take a proven win at once
+                return a, children[slot, node, a]                       # take a proven win at once
     skip_lost = solver and record.proven != -1 and record.edges_proven
     parent_n = f32(record.visits)
     parent_q = record.value_sum / parent_n                               # node's own view (no flip)
     fpu = min(max(parent_q - fpu_reduction, f32(-1.0)), f32(1.0))
     scale = c_puct * f32(np.sqrt(parent_n))
     if top_actions.shape[2] == 0:                                        # few actions: no lists (tree.top_k)
-        return scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_proven)
+        a = scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_proven)
+        return a, children[slot, node, a]
     # Created children (N >= 1: a created child always holds its first, possibly virtual, visit).
-    best, best_score = -1, f32(-np.inf)
+    best, best_child, best_score = -1, UNVISITED, f32(-np.inf)
     child = record.first_child
     while child != NO_CHILD:
         kid = nodes[slot, child]
         a = kid.action
         if not (skip_lost and edge_proven[slot, node, a] == -1):
             n = f32(kid.visits)
-            # -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip).
-            score = prior[slot, node, a] / (n + f32(1.0)) * scale - kid.value_sum / n
+            # -Q(s, a): the child's mean from the CHILD's view is minus the chooser's Q (sign flip); P(s, a) is the
+            # child's copy of the prior.
+            score = kid.prior / (n + f32(1.0)) * scale - kid.value_sum / n
             if score > best_score or (score == best_score and a < best):
-                best, best_score = a, score
+                best, best_child, best_score = a, child, score
         child = kid.next_sibling
     # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
     fresh, fresh_score = -1, f32(-np.inf)
     if record.top_count < 0:
-        build_top_actions(slot, node, nodes, children, prior, top_actions)   # a root re-noised
+        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior)   # a root re-noised
     for attempt in range(2):
         fresh, fresh_score, complete = -1, f32(-np.inf), False
         listed = record.top_count
         for j in range(listed):
             a = np.int64(top_actions[slot, node, j])
-            if children[slot, node, a] != UNVISITED or (skip_lost and edge_proven[slot, node, a] == -1):
-                continue
-            score = prior[slot, node, a] * scale - (f32(0.0) - fpu)
+            if a == TAKEN or (skip_lost and edge_proven[slot, node, a] == -1):
+                continue                                                 # created since ranked, or proven lost
+            score = top_prior[slot, node, j] * scale - (f32(0.0) - fpu)
             if fresh == -1 or score > fresh_score:
                 fresh, fresh_score = a, score
             elif score == fresh_score:
@@ -221,7 +229,7 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
             break                                                        # every candidate was seen
         if attempt == 0:
             # The list ran out (its actions were created, lost, or tied): rank the row again once...
-            build_top_actions(slot, node, nodes, children, prior, top_actions)
+            build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior)
         else:
             # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
             fresh, fresh_score = -1, f32(-np.inf)
@@ -234,13 +242,14 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
                 if score > fresh_score:
                     fresh, fresh_score = a, score
     if fresh != -1 and (fresh_score > best_score or (fresh_score == best_score and fresh < best) or best == -1):
-        return fresh
-    return best
+        return fresh, UNVISITED                                          # listed and not TAKEN: not created
+    return best, best_child
 
 
 @kernel
 def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
-                   top_actions, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind, leaf_value):
+                   top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
+                   leaf_value):
     # Level by level over the trees still descending: the trees are independent, so the processor overlaps
     # their memory accesses (one tree's descent is a chain of dependent loads).
     count = slots.shape[0]
@@ -259,14 +268,16 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
         for i in range(count):
             r, node = rows[i], at[i]
             slot = slots[r]
-            action = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
-                                 top_actions)
-            child = children[slot, node, action]
+            action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
+                                        edge_proven, top_actions, top_prior)
             if child == UNVISITED:
                 kind = LEAF_NEW
                 child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller
-                init_node(slot, child, node, action, nodes)
+                init_node(slot, child, node, action, prior[slot, node, action], nodes)
                 children[slot, node, action] = child
+                for j in range(nodes[slot, node].top_count):             # its top_actions entry is taken
+                    if top_actions[slot, node, j] == action:
+                        top_actions[slot, node, j] = TAKEN
                 nodes[slot, child].next_sibling = nodes[slot, node].first_child   # push onto the child list
                 nodes[slot, node].first_child = child
             else:

@@ -26,7 +26,7 @@ def keep_subtrees(tree: TreeStorage, slots: np.ndarray, actions: np.ndarray) -> 
 
 @kernel
 def _keep_kernel(slots, actions, valid, node_states, root_prior_clean, nodes, children, prior, edge_proven,
-                 top_actions, num_nodes, alloc):
+                 top_actions, top_prior, num_nodes, alloc):
     capacity, num_actions = children.shape[1], children.shape[2]
     kept = np.zeros(slots.shape[0], np.bool_)
     stack = np.empty(capacity, np.int64)
@@ -64,11 +64,12 @@ def _keep_kernel(slots, actions, valid, node_states, root_prior_clean, nodes, ch
         # Move the new root to index ROOT and free its old index.
         nodes[slot, ROOT] = nodes[slot, new_root]
         root = nodes[slot, ROOT]
-        root.parent, root.action, root.next_sibling = NO_PARENT, NO_ACTION, NO_CHILD
+        root.parent, root.action, root.next_sibling, root.prior = NO_PARENT, NO_ACTION, NO_CHILD, 0.0
         prior[slot, ROOT] = prior[slot, new_root]
         children[slot, ROOT] = children[slot, new_root]
         edge_proven[slot, ROOT] = edge_proven[slot, new_root]
         top_actions[slot, ROOT] = top_actions[slot, new_root]
+        top_prior[slot, ROOT] = top_prior[slot, new_root]
         node_states[slot, ROOT] = node_states[slot, new_root]
         child = root.first_child
         while child != NO_CHILD:

@@ -5,9 +5,12 @@ no Python object per node.
         visits          int32    visits of the node (real + virtual)
         value_sum       float32  sum of backed-up values, from the node's OWN side to move
         parent          int32    parent node index (NO_PARENT for the root)
-        action          int32    action that led here (NO_ACTION for the root)
+        prior           float32  the edge's prior P(parent, action), a copy of prior[parent, action] (kept with the
+                                 child so that selection's walk of a child list reads no [A] row; the root's
+                                 children are refreshed when its priors are re-noised, `set_root_prior`; 0 for a root)
         first_child     int32    the most recently created child (NO_CHILD if none); with
         next_sibling    int32    the next older sibling: a list of each node's created children
+        action          int16    action that led here (NO_ACTION for the root)
         expanded        bool     evaluated, priors known (never set for terminal nodes)
         terminal        bool     the node's position is finished
         terminal_value  int8     exact result of a terminal node, from its side to move (-1, 0, +1 per Game)
@@ -24,7 +27,9 @@ no Python object per node.
                                            side to move is the opponent)
     top_actions        [B, N, K]  int16    K legal actions with the highest priors, by prior descending and action
                                            ascending, among those not created when the list was last ranked
-                                           (K = top_k(A), 0 in games of few actions); see `shared.search.puct`
+                                           (K = top_k(A), 0 in games of few actions); an entry becomes TAKEN once
+                                           selection creates its child; see `shared.search.puct`
+    top_prior          [B, N, K]  float32  the priors of those actions (so that selection reads no [A] row for them)
     node_states        [B, N, S]  int16    the node's position
     num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
     alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
@@ -55,6 +60,10 @@ NO_PARENT = -1
 UNVISITED = -1
 NO_ACTION = -1
 NO_CHILD = -1
+#: A top_actions entry whose child has been created since the list was ranked.
+TAKEN = -1
+#: Most actions a tree can hold (the node record keeps an action as int16).
+MAX_ACTIONS = 32767
 
 
 #: Games with at most this many actions choose by one pass over a node's [A] rows (shared.search.puct.scan_row)
@@ -69,10 +78,11 @@ def top_k(num_actions: int) -> int:
     return 0 if num_actions <= ROW_SCAN_ACTIONS else 4
 
 
-NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("action", np.int32),
-                       ("first_child", np.int32), ("next_sibling", np.int32), ("expanded", np.bool_),
-                       ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
+NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("prior", np.float32),
+                       ("first_child", np.int32), ("next_sibling", np.int32), ("action", np.int16),
+                       ("expanded", np.bool_), ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
                        ("top_count", np.int8), ("edges_proven", np.bool_)], align=True)
+assert NODE_DTYPE.itemsize == 32
 #: Former array names of the node fields.
 _NODE_VIEWS = {"node_visits": "visits", "node_value_sum": "value_sum", "parents": "parent",
                "action_from_parent": "action", "first_child": "first_child", "next_sibling": "next_sibling",
@@ -84,6 +94,8 @@ class TreeStorage:
     """Preallocated arrays for `num_slots` trees of `capacity` nodes, `num_actions` actions, states of `state_size`."""
 
     def __init__(self, num_slots: int, capacity: int, num_actions: int, state_size: int) -> None:
+        if not 1 <= num_actions <= MAX_ACTIONS:
+            raise ValueError(f"TreeStorage: {num_actions} actions; a tree holds 1 to {MAX_ACTIONS}")
         self.num_slots, self.capacity, self.num_actions = num_slots, capacity, num_actions
         self.nodes = np.zeros((num_slots, capacity), NODE_DTYPE)
         # The [A] rows are written when a node is expanded (children starts all UNVISITED so that the diagnostic
@@ -92,6 +104,7 @@ class TreeStorage:
         self.children = np.full((num_slots, capacity, num_actions), UNVISITED, np.int32)
         self.edge_proven = np.empty((num_slots, capacity, num_actions), np.int8)
         self.top_actions = np.empty((num_slots, capacity, top_k(num_actions)), np.int16)
+        self.top_prior = np.empty((num_slots, capacity, top_k(num_actions)), np.float32)
         self.node_states = np.empty((num_slots, capacity, state_size), np.int16)
         self.num_nodes = np.zeros(num_slots, np.int32)
         self.alloc = np.zeros((num_slots, 2), np.int32)
@@ -102,8 +115,10 @@ class TreeStorage:
             setattr(self, name, self.nodes[field])
 
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """(nodes, children, prior, edge_proven, top_actions, num_nodes, alloc): the arrays the kernels work on."""
-        return self.nodes, self.children, self.prior, self.edge_proven, self.top_actions, self.num_nodes, self.alloc
+        """(nodes, children, prior, edge_proven, top_actions, top_prior, num_nodes, alloc): the arrays the kernels
+        work on."""
+        return (self.nodes, self.children, self.prior, self.edge_proven, self.top_actions, self.top_prior,
+                self.num_nodes, self.alloc)
 
     def nodes_in_use(self, slot: int) -> np.ndarray:
         """The nodes of one tree, breadth first from the root (children in action order): [M] int64."""
@@ -195,12 +210,17 @@ class TreeStorage:
         if no_outcomes:
             outcomes = np.zeros((1, 1), np.int8)
         return _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
-                             self.prior, self.edge_proven, self.top_actions)
+                             self.prior, self.edge_proven, self.top_actions, self.top_prior)
 
-    def forget_top_actions(self, slots: np.ndarray, nodes: np.ndarray) -> None:
-        """Mark top_actions of (slots, nodes) [K] stale after their priors changed (root noise): selection rebuilds
-        them at the next visit."""
-        self.top_count[slots, nodes] = -1
+    def set_root_prior(self, slots: np.ndarray, prior: np.ndarray) -> None:
+        """Use prior [K, A] float32 (-inf for illegal actions) at the roots of `slots` [K] (root noise): the roots'
+        prior rows, the copies in their created children's records, and their top_actions marked stale (selection
+        ranks them again at its next visit)."""
+        self.prior[slots, ROOT] = prior
+        kids = self.children[slots, ROOT]                                # [K, A]
+        rows, actions = np.nonzero(kids != UNVISITED)
+        self.nodes["prior"][slots[rows], kids[rows, actions]] = prior[rows, actions]
+        self.top_count[slots, ROOT] = -1
 
     def root_statistics(self, slots: np.ndarray) -> tuple[np.ndarray, ...]:
         """Root statistics of the trees of `slots` [K], in one compiled pass: (visits [K, A] float32, the root
@@ -312,7 +332,7 @@ def insert_top(best_p, best_a, count, p, a):
 
 @kernel
 def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
-                  top_actions):
+                  top_actions, top_prior):
     """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
     the prior rows (-inf where illegal), plus the top actions (ranked in the same pass, while the row is in cache)
     and solver edge results; prove nodes (a winning move: +1; every legal move losing: -1). Returns proven [K] int8.
@@ -354,6 +374,7 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
                     floor = best_p[k_max - 1]
         for j in range(ranked):
             top_actions[slot, node, j] = best_a[j]
+            top_prior[slot, node, j] = best_p[j]
         record = nodes[slot, node]
         record.top_count = ranked
         record.expanded = True

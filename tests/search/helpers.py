@@ -6,7 +6,7 @@ import numpy as np
 
 from shared.games.base import Game
 from shared.search.policy import masked_softmax
-from shared.search.tree import ROOT, UNVISITED, TreeStorage
+from shared.search.tree import ROOT, TAKEN, UNVISITED, TreeStorage
 
 
 class HashEvaluator:
@@ -189,6 +189,11 @@ def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
             child = kids[action]
             assert tree.parents[slot, child] == node and tree.action_from_parent[slot, child] == action
             assert np.isfinite(tree.prior[slot, node, action])          # only legal actions get children
+            assert tree.nodes["prior"][slot, child] == tree.prior[slot, node, action]   # the child's copy of P
+        for j in range(max(int(tree.top_count[slot, node]), 0)):       # ranked, not created: TAKEN once created
+            action = int(tree.top_actions[slot, node, j])
+            assert action == TAKEN or (kids[action] == UNVISITED and tree.top_prior[slot, node, j] == tree.prior[
+                slot, node, action]), (node, j)
             if tree.terminal[slot, child]:
                 expected = tree.node_visits[slot, child] * tree.terminal_value[slot, child]
                 assert np.isclose(tree.node_value_sum[slot, child], expected)

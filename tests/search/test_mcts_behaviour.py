@@ -163,3 +163,11 @@ def test_masked_softmax_handles_masks_and_missing_mass() -> None:
     np.testing.assert_allclose(priors[1], [0.5, 0.5, 0.0])            # no mass on legal moves: uniform
     np.testing.assert_allclose(priors[2], [0.0, 0.5, 0.5])            # NaN counts as -inf
     assert priors.dtype == np.float32
+
+
+def test_tree_storage_refuses_more_actions_than_a_node_record_holds() -> None:
+    from shared.search.tree import MAX_ACTIONS, TreeStorage
+
+    TreeStorage(1, 3, MAX_ACTIONS, 4)
+    with pytest.raises(ValueError, match="actions"):
+        TreeStorage(1, 3, MAX_ACTIONS + 1, 4)
