@@ -286,8 +286,9 @@ def kind_rate_lines(report: dict[str, Any], kinds: tuple[str, ...]) -> list[str]
         lines.append(f"{model_title(report, model)} ({model['search_seconds']:.1f} s of search)")
         for name in kinds:
             r = model[name]
+            random = report["random_move_" + name]
             lines.append(f"  {name.replace('_', ' '):<12} {rate_text(r) if r['total'] else '-'}   a random move: "
-                         f"{100 * report['random_move_' + name]:.1f}%")
+                         + (f"{100 * random:.1f}%" if random == random else "-"))
     return lines
 
 

@@ -125,18 +125,23 @@ def label_vcf_position(game: InARowGame, state: np.ndarray) -> tuple[int, np.nda
 
 
 def vcf_tactic_positions(game: InARowGame, count: int, rng: np.random.Generator, max_plies: int | None = None,
-                         max_seconds: float = 3600.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                         max_seconds: float = 3600.0,
+                         max_games: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Up to `count` positions of each VCF kind from random near-stone games (module docstring), each game stopped
     after a ply count drawn from [4, max_plies] (default: half the board) and labelled there.
 
     Returns (states [N, S] int16, kinds [N] int64 (index into VCF_KINDS), good [N, A] bool, positions labelled);
-    stops early, with fewer positions, after `max_seconds`."""
+    stops early, with fewer positions, after `max_seconds` or `max_games` games (default 200 per position asked
+    for: a board too small for a kind, such as tic-tac-toe's, yields few or none)."""
     max_plies = max(5, game.num_cells // 2) if max_plies is None else max_plies
     found: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {0: [], 1: []}
-    labelled, started = 0, time.perf_counter()
+    labelled, started, games = 0, time.perf_counter(), 0
+    max_games = 200 * count if max_games is None else max_games
     rows, cols = np.divmod(np.arange(game.num_cells), game.width)
     near = (np.abs(rows[:, None] - rows[None]) <= 2) & (np.abs(cols[:, None] - cols[None]) <= 2)   # [A, A]
-    while min(len(v) for v in found.values()) < count and time.perf_counter() - started < max_seconds:
+    while (min(len(v) for v in found.values()) < count and time.perf_counter() - started < max_seconds
+           and games < max_games):
+        games += 1
         state = game.initial_states(1)[0]
         state = game.step(state[None], np.array([game.num_cells // 2]))[0]             # the centre first
         for _ in range(int(rng.integers(3, max_plies))):

@@ -99,3 +99,10 @@ def test_bench_tactics_vcf_end_to_end_with_the_shipped_model() -> None:
 def test_vcf_is_refused_for_games_without_lines() -> None:
     result = CliRunner().invoke(main, ["bench", "tactics", "--game", "connect4", "--vcf"])
     assert result.exit_code != 0 and "--vcf" in result.output
+
+
+def test_sampling_stops_after_its_game_budget_on_a_board_too_small_for_a_kind() -> None:
+    tictactoe = make_game("tictactoe")
+    states, kinds, good, labelled = vcf_tactic_positions(tictactoe, 3, np.random.default_rng(0), max_games=60)
+    assert labelled <= 60 and (kinds == 1).sum() == 0          # on 3x3 the defender nearly always has a four: none here
+    assert states.shape[0] == kinds.size == good.shape[0]
