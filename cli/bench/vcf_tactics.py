@@ -60,6 +60,26 @@ def _fours(game: InARowGame, board: np.ndarray, me: int) -> tuple[np.ndarray, np
     return empties[four], counts, blocks
 
 
+def _four_wins(game: InARowGame, board: np.ndarray, me: int, cell: int, count: int, block: int, depth: int,
+               failed: set) -> bool:
+    """Whether the four of `me` on `cell` (with `count` five cells; `block`, the one of a single four) wins within
+    `depth` attacker moves: a double four wins, a single four when, after the forced block, a VCF within depth - 1
+    remains."""
+    if count >= 2:
+        return True
+    if depth < 2:
+        return False
+    after = board.copy()
+    after[cell], after[block] = me, -me
+    key = (after.tobytes(), depth - 1)
+    if key in failed:
+        return False
+    if vcf_wins(game, after, me, depth - 1, failed):
+        return True
+    failed.add(key)
+    return False
+
+
 def vcf_wins(game: InARowGame, board: np.ndarray, me: int, depth: int, failed: set | None = None) -> bool:
     """Whether `me` (+1 / -1, the side to move) wins by continuous fours within `depth` attacker moves on the board
     [H*W] int16 (module docstring). `failed` caches (board, depth) pairs already refuted."""
@@ -67,20 +87,10 @@ def vcf_wins(game: InARowGame, board: np.ndarray, me: int, depth: int, failed: s
     if five_cells(game, board[None], me)[0].any():
         return True
     cells, counts, blocks = _fours(game, board, me)
-    if (counts >= 2).any():
+    if (counts >= 2).any():                                            # a double four now: no search needed
         return True
-    if depth < 2:
-        return False
-    for cell, block in zip(cells, blocks):
-        after = board.copy()
-        after[cell], after[block] = me, -me
-        key = (after.tobytes(), depth - 1)
-        if key in failed:
-            continue
-        if vcf_wins(game, after, me, depth - 1, failed):
-            return True
-        failed.add(key)
-    return False
+    return any(_four_wins(game, board, me, cell, count, block, depth, failed)
+               for cell, count, block in zip(cells, counts, blocks))
 
 
 def vcf_start_moves(game: InARowGame, board: np.ndarray, me: int, depth: int = VCF_DEPTH) -> np.ndarray:
@@ -89,12 +99,7 @@ def vcf_start_moves(game: InARowGame, board: np.ndarray, me: int, depth: int = V
     good = np.zeros(board.size, bool)
     failed: set = set()
     for cell, count, block in zip(*_fours(game, board, me)):
-        if count >= 2:
-            good[cell] = True
-            continue
-        after = board.copy()
-        after[cell], after[block] = me, -me
-        good[cell] = vcf_wins(game, after, me, depth - 1, failed)
+        good[cell] = _four_wins(game, board, me, cell, count, block, depth, failed)
     return good
 
 
@@ -169,7 +174,8 @@ def vcf_keep_report(kinds: np.ndarray, good: np.ndarray, chosen: np.ndarray) -> 
     """Per kind, how often the chosen move is a good one: kinds [N] int64, good [N, A] bool, chosen [N] int64 ->
     {kind name: Rate dict}."""
     kept = good[np.arange(kinds.size), chosen]
-    return {name: asdict(rate(int(kept[kinds == k].sum()), int((kinds == k).sum()))) for k, name in enumerate(VCF_KINDS)}
+    return {name: asdict(rate(int(kept[kinds == k].sum()), int((kinds == k).sum())))
+            for k, name in enumerate(VCF_KINDS)}
 
 
 def vcf_tactics(game: InARowGame, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
