@@ -159,6 +159,7 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device,
         a, b = _version_or_best(candidate, layout), _version_or_best(best_version, layout)
         openings = cfg.gate.games // 2
         chunks = []
+        rule = (cfg.gate.promote_rule, cfg.gate.threshold, cfg.gate.promote_all_draws)
         update, finish = match_progress()
         try:
             for i, chunk in enumerate(split_openings(openings, cfg.gate.jobs)):
@@ -166,11 +167,11 @@ def gate(game, config_file, settings, data_dir, candidate, best_version, device,
                     data_id=data_id, config=cfg.gatekeeper(), player_a=a, player_b=b, opening_indices=chunk,
                     num_openings=openings, simulations=cfg.gate.simulations,
                     seed=cfg.pipeline.seed + i).model_dump(mode="json"), context))
-                played = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+                played = summarize_match(chunks, *rule)
                 update(played["games"], cfg.gate.games, played["score"])
         finally:
             finish()
-        report = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
+        report = summarize_match(chunks, *rule)
     _print(report, [("candidate (A) vs best (B)", f"{a} vs {b}"), ("games", report["games"]),
                     ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),
                     ("score of A [95% CI]", f"{report['score']:.3f} [{report['ci_low']:.3f}, {report['ci_high']:.3f}]"),

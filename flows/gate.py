@@ -52,10 +52,11 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
 
 
 def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: bool, timeout_s: float,
-              outage_s: float, logger, layout: DataLayout, generation: int, phase: str) -> dict[str, Any]:
+              outage_s: float, logger, layout: DataLayout, generation: int, phase: str,
+              promote_all_draws: bool = False) -> dict[str, Any]:
     """Enqueue and wait for the match jobs (on the Redis of redis_url_from_env, riding out outages of up to
     `outage_s`), logging progress and recording `phase` of `generation` (flows.progress.Waiter); return the
-    summary (with "early_stopped" and pair counts)."""
+    summary (with "early_stopped" and pair counts) decided by rule, threshold and promote_all_draws."""
     connection = connect()
     patience = RedisPatience(connection, outage_s)
     for spec in specs:
@@ -67,11 +68,13 @@ def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: 
         return f"; {scores.size}/{total_pairs} pairs" + (f", score so far {scores.mean():.3f}" if scores.size else "")
 
     def stop_early(p: WaitProgress) -> None:
-        scores = pair_means(chunk_game_scores(list(p.results.values())))
+        games = chunk_game_scores(list(p.results.values()))
+        scores = pair_means(games)
+        all_drawn = promote_all_draws and bool((games == 0.5).all())
         # Stop early only with pairs to report: a decision forced before any game (too few planned pairs for
         # the rule ever to pass) still plays the match, so that the report has its figures.
-        if early_stop and scores.size and p.finished < p.total and can_stop_early(scores, total_pairs, rule,
-                                                                                  threshold):
+        if early_stop and scores.size and p.finished < p.total and can_stop_early(
+                scores, total_pairs, rule, threshold, draws_may_promote=all_drawn):
             raise _StopEarly(p.results)
 
     early = False
@@ -83,7 +86,7 @@ def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: 
         results, early = stop.results, True
         unfinished = [s.job_id for s in specs if s.job_id not in stop.results]
         patience.call(lambda: _cancel_unfinished(connection, unfinished), "canceling the remaining gate jobs")
-    summary = summarize_match(list(results.values()), rule, threshold)
+    summary = summarize_match(list(results.values()), rule, threshold, promote_all_draws)
     return {**summary, "early_stopped": early, "planned_pairs": total_pairs}
 
 
@@ -120,7 +123,8 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
                         g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate")
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
                        timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
-                       layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate")
+                       layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate",
+                       promote_all_draws=g.promote_all_draws)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = artifact_key(game, data_dir, "gate", generation)
     create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",

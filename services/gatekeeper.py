@@ -42,9 +42,11 @@ def chunk_game_scores(chunks: list[dict[str, Any]]) -> np.ndarray:
     return np.array([p.scores for p in pairs], dtype=np.float64).reshape(-1, 2)
 
 
-def summarize_match(chunks: list[dict[str, Any]], rule: str, threshold: float) -> dict[str, Any]:
-    """Merge match_job results into one report: W/D/L, score, 95% CI over pair scores, Elo, decision."""
+def summarize_match(chunks: list[dict[str, Any]], rule: str, threshold: float,
+                    promote_all_draws: bool = False) -> dict[str, Any]:
+    """Merge match_job results into one report: W/D/L, score, 95% CI over pair scores, Elo, decision
+    (shared.stats.decide_promotion with these rule arguments)."""
     stats = evaluate_pairs(chunk_game_scores(chunks))
-    decision = decide_promotion(stats, rule, threshold)
+    decision = decide_promotion(stats, rule, threshold, promote_all_draws)
     return {**stats.to_dict(), "promote": bool(decision.promote), "reason": decision.reason,
             "rule": rule, "threshold": threshold}

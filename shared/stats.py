@@ -174,10 +174,13 @@ def _check_rule(rule: str, threshold: float) -> None:
         raise StatsError(f"threshold must be a score strictly between 0 and 1, got {threshold}")
 
 
-def decide_promotion(stats: EvalStats, rule: str, threshold: float) -> Decision:
+def decide_promotion(stats: EvalStats, rule: str, threshold: float, promote_all_draws: bool = False) -> Decision:
     """Promote the candidate when, by `rule`, its score beats `threshold`:
     "ci_low_above": ci_low > threshold (significantly better than threshold at 95%);
-    "score_above": score > threshold (e.g. 0.55, the classic AlphaGo Zero gate)."""
+    "score_above": score > threshold (e.g. 0.55, the classic AlphaGo Zero gate).
+    With promote_all_draws, a match whose every game was drawn also promotes: it is no evidence either way,
+    and the candidate has trained on more data (for games whose good players always draw, tic-tac-toe,
+    where otherwise the best stops changing once two players draw everything)."""
     _check_rule(rule, threshold)
     value, label = (stats.ci_low, "ci_low") if rule == "ci_low_above" else (stats.score, "score")
     promote = value > threshold
@@ -186,6 +189,9 @@ def decide_promotion(stats: EvalStats, rule: str, threshold: float) -> Decision:
         f"(+{stats.wins} ={stats.draws} -{stats.losses}), "
         f"Elo {stats.elo:+.0f} [{stats.elo_low:+.0f}, {stats.elo_high:+.0f}]"
     )
+    if not promote and promote_all_draws and stats.draws == stats.games:
+        return Decision(promote=True, reason=f"every game drawn, promoted as the newer network "
+                                             f"(gate.promote_all_draws): {summary}")
     verdict = ">" if promote else "<="
     return Decision(promote=promote, reason=f"{label} {value:.3f} {verdict} {threshold}: {summary}")
 
@@ -238,7 +244,13 @@ def forced_decision(partial_pair_scores: np.ndarray, total_pairs: int, rule: str
     return None
 
 
-def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float) -> bool:
+def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float,
+                   draws_may_promote: bool = False) -> bool:
     """True when no result of the remaining total_pairs - k pairs can change the decision of
-    `decide_promotion(rule, threshold)` on the full match (best and worst cases checked exactly)."""
-    return forced_decision(partial_pair_scores, total_pairs, rule, threshold) is not None
+    `decide_promotion(rule, threshold, promote_all_draws)` on the full match (best and worst cases checked
+    exactly). draws_may_promote: promote_all_draws is set and every game so far was drawn, so a match that
+    stays all drawn promotes and a rejection forced by the rule is not final."""
+    forced = forced_decision(partial_pair_scores, total_pairs, rule, threshold)
+    if forced is False and draws_may_promote:
+        return False
+    return forced is not None

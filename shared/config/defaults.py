@@ -38,9 +38,10 @@ _PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "replay_window_generations": 6, "checkpoint_every": 200,
         },
         # gate at 4 simulations: at 16 every game between two decent candidates is drawn and the best stops
-        # changing after generation 2-3, so the best's raw policy is what those first generations reached
+        # changing after generation 2-3, so the best's raw policy is what those first generations reached;
+        # even at 4 the gate draws every game from generation 3 or so, and an all-drawn gate promotes
         # (BENCHMARKS.md, tic-tac-toe)
-        "gate": {"simulations": 4, "jobs": 2, "anchor": "minimax", "anchor_games": 40},
+        "gate": {"simulations": 4, "jobs": 2, "anchor": "minimax", "anchor_games": 40, "promote_all_draws": True},
         "pipeline": {"generations": 8},
     },
     "connect4": {

@@ -217,6 +217,11 @@ class GateSection(Section):
         description='"ci_low_above": the 95% interval\'s lower end beats threshold; "score_above": the mean does.',
     )
     threshold: float = Field(default=0.5, gt=0, lt=1, description="Score threshold of the promotion rule.")
+    promote_all_draws: bool = Field(
+        default=False,
+        description="Also promote a candidate whose every gate game was drawn (no evidence either way; it has "
+        "trained on more data): for games whose good players always draw, such as tic-tac-toe.",
+    )
     opening_seed: int = Field(
         default=2024, ge=0, le=2**31, description="Seed of the fixed opening set (the same openings in every gate)."
     )

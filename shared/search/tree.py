@@ -330,12 +330,16 @@ def insert_top(best_p, best_a, count, p, a):
     return count + 1 if count < k_max else count
 
 
+#: Width of the blocks `_expand_nodes` ranks by (see there).
+RANK_BLOCK = 16
+
+
 @kernel
 def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
                   top_actions, top_prior):
     """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
-    the prior rows (-inf where illegal), plus the top actions (ranked in the same pass, while the row is in cache)
-    and solver edge results; prove nodes (a winning move: +1; every legal move losing: -1). Returns proven [K] int8.
+    the prior rows (-inf where illegal), plus the top actions and solver edge results; prove nodes (a winning
+    move: +1; every legal move losing: -1). Returns proven [K] int8.
     """
     count, num_actions = weights.shape
     k_max = top_actions.shape[2]
@@ -343,35 +347,59 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
     minus_inf = f32(-np.inf)
     best_p = np.empty(k_max, np.float32)
     best_a = np.empty(k_max, np.int16)
+    block_max = np.empty(-(-num_actions // RANK_BLOCK), np.float32)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
         total = max(totals[k], f32(1e-30))
-        # Separate simple passes over the rows (element loops, no array views; the node is expanded once,
-        # childless).
+        # Separate simple passes over the rows (element loops, no array views, no branches: they vectorise; the
+        # node is expanded once, childless).
         for a in range(num_actions):
             prior[slot, node, a] = weights[k, a] / total if legal[k, a] else minus_inf
         for a in range(num_actions):
             children[slot, node, a] = UNVISITED
-        wins, all_lose, any_proven = False, True, False
+        wins, all_lose, any_proven = False, False, False
         if no_outcomes:
             for a in range(num_actions):
                 edge_proven[slot, node, a] = 0
         else:
+            # Counts and a multiply by the legal mask rather than and/or chains and selects (those do not
+            # vectorise).
+            winning, losing_or_illegal, known = 0, 0, 0
             for a in range(num_actions):
-                outcome = outcomes[k, a] if legal[k, a] else 0
+                is_legal = legal[k, a]
+                outcome = outcomes[k, a] * np.int8(is_legal)
                 edge_proven[slot, node, a] = outcome
-                wins |= outcome == 1
-                all_lose &= outcome == -1 or not legal[k, a]
-                any_proven |= outcome != 0
-        # Rank: after the first K legal priors, an action enters the list only when it beats the K-th (no list
-        # when K = 0: selection scans the rows).
-        ranked, floor = 0, minus_inf
-        for a in range(num_actions if k_max > 0 else 0):
-            p = prior[slot, node, a]
-            if p > floor or (ranked < k_max and p != minus_inf):
-                ranked = insert_top(best_p, best_a, ranked, p, a)
-                if ranked == k_max:
-                    floor = best_p[k_max - 1]
+                winning += outcome == 1
+                losing_or_illegal += (outcome == -1) | (not is_legal)
+                known += outcome != 0
+            wins, all_lose, any_proven = winning > 0, losing_or_illegal == num_actions, known > 0
+        # Rank (no list when K = 0: selection scans the rows). The K-th largest of the blocks' maxima bounds the
+        # K-th largest prior from below (K blocks hold a prior at least that large), so a prior below it is never
+        # listed; the others go through the sorted insertion in action order.
+        ranked = 0
+        if k_max > 0:
+            blocks = block_max.shape[0]
+            for b in range(blocks):
+                top = minus_inf
+                for a in range(b * RANK_BLOCK, min((b + 1) * RANK_BLOCK, num_actions)):
+                    p = prior[slot, node, a]
+                    top = p if p > top else top
+                block_max[b] = top
+            bound = minus_inf
+            if blocks >= k_max:
+                for b in range(blocks):
+                    ranked = insert_top(best_p, best_a, ranked, block_max[b], b)
+                bound = best_p[k_max - 1]
+            ranked, floor = 0, minus_inf
+            for b in range(blocks):
+                if block_max[b] < bound or block_max[b] == minus_inf:
+                    continue
+                for a in range(b * RANK_BLOCK, min((b + 1) * RANK_BLOCK, num_actions)):
+                    p = prior[slot, node, a]
+                    if p >= bound and p != minus_inf and (ranked < k_max or p > floor):
+                        ranked = insert_top(best_p, best_a, ranked, p, a)
+                        if ranked == k_max:
+                            floor = best_p[k_max - 1]
         for j in range(ranked):
             top_actions[slot, node, j] = best_a[j]
             top_prior[slot, node, j] = best_p[j]
@@ -379,6 +407,6 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
         record.top_count = ranked
         record.expanded = True
         record.edges_proven = any_proven
-        result[k] = 1 if wins else (-1 if (all_lose and not no_outcomes) else 0)
+        result[k] = 1 if wins else (-1 if all_lose else 0)
         record.proven = result[k]
     return result

@@ -139,6 +139,26 @@ def test_decide_promotion_rules():
         decide_promotion(stats, "gut_feeling", 0.5)
 
 
+def test_promote_all_draws_promotes_only_a_match_of_draws():
+    drawn = paired_evaluation([0.5] * 10, wins=0, draws=20, losses=0)
+    assert not decide_promotion(drawn, "ci_low_above", 0.5).promote
+    decision = decide_promotion(drawn, "ci_low_above", 0.5, promote_all_draws=True)
+    assert decision.promote and "every game drawn" in decision.reason
+    balanced = paired_evaluation([0.5] * 10, wins=10, draws=0, losses=10)  # each pair one win, one loss
+    assert not decide_promotion(balanced, "score_above", 0.5, promote_all_draws=True).promote
+    losing = _stats([0.5] * 9 + [0.25])
+    assert not decide_promotion(losing, "ci_low_above", 0.5, promote_all_draws=True).promote
+    assert decide_promotion(_stats([1.0] * 10), "ci_low_above", 0.5, promote_all_draws=True).reason.startswith("ci_low")
+
+
+def test_early_stop_waits_while_an_all_drawn_match_could_still_promote():
+    # 5 drawn pairs of 6: no completion lifts ci_low above 0.5, so the rule alone has rejected already
+    assert forced_decision([0.5] * 5, 6, "ci_low_above", 0.5) is False
+    assert can_stop_early([0.5] * 5, 6, "ci_low_above", 0.5)
+    assert not can_stop_early([0.5] * 5, 6, "ci_low_above", 0.5, draws_may_promote=True)
+    assert can_stop_early([1.0] * 40, 50, "ci_low_above", 0.5, draws_may_promote=True)  # a forced promotion stops
+
+
 def _decisions_over_all_completions(partial, total, rule, threshold) -> set[bool]:
     decisions = set()
     for rest in itertools.combinations_with_replacement(LEVELS, total - len(partial)):  # order is irrelevant

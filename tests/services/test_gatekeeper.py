@@ -60,6 +60,14 @@ def test_all_pairs_drawn_is_rejected() -> None:
     assert "ci_low" in report["reason"] and "<=" in report["reason"]
 
 
+def test_all_pairs_drawn_promotes_with_promote_all_draws() -> None:
+    report = summarize_match([_chunk([[0.5, 0.5]] * 20)], "ci_low_above", 0.5, promote_all_draws=True)
+    assert report["promote"] is True and "every game drawn" in report["reason"]
+    # a pair of one win and one loss scores 0.5 too, but it is not a drawn match: the rule decides
+    split = summarize_match([_chunk([[0.5, 0.5]] * 19 + [[1.0, 0.0]])], "ci_low_above", 0.5, promote_all_draws=True)
+    assert split["score"] == 0.5 and split["promote"] is False
+
+
 def test_a_narrow_win_passes_score_above_but_not_the_interval_rule() -> None:
     pairs = [[1.0, 0.5]] * 3 + [[0.5, 0.5]] * 5 + [[0.0, 0.5]] * 2  # score 0.525 over 10 pairs
     by_score = summarize_match([_chunk(pairs)], "score_above", 0.5)
