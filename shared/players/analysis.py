@@ -122,11 +122,12 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
     return order.astype(np.int64)
 
 
-def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]], root_solver: bool) -> list[int]:
+def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]], root_solver: bool,
+                  simulations: int) -> list[int]:
     """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose, else
     (all lost) the best-ranked move that does not lose at once (the rule of shared.search.policy.choose_moves,
     without its random tie-break), then, when root_solver is set, the game's root solver
-    (shared.search.root_solver: VCF in Gomoku, exact endgames in Othello)."""
+    (shared.search.root_solver: VCF and quiet threats in Gomoku, exact endgames in Othello)."""
     chosen = []
     for row, ranked in enumerate(rankings):
         proven = result.proven[row]                                            # [A] int8, root player's view
@@ -136,7 +137,7 @@ def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[in
         chosen.append((wins or safe or resist or ranked)[0])
     if not root_solver:
         return chosen
-    return root_solver_moves(game, states, np.array(chosen, np.int64), result.visits).tolist()
+    return root_solver_moves(game, states, np.array(chosen, np.int64), result.visits, simulations).tolist()
 
 
 def _best_action(legal: np.ndarray, visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
@@ -195,7 +196,7 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, searc
                               float(result.prior[row, a]), float(result.q[row, a]) if visits[a] > 0 else None)
                      for a in ranked[:top_k]])
         rankings.append(ranked)
-    first = _chosen_moves(game, states, result, rankings, root_solver)
+    first = _chosen_moves(game, states, result, rankings, root_solver, search.num_simulations)
     pvs = _principal_variations(game, mcts, states, first, [int(result.visits[r, a]) for r, a in enumerate(first)],
                                 max(1, pv_depth))
     analyses = []

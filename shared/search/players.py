@@ -89,7 +89,9 @@ class MCTSPlayer:
         self.mcts.reset()
         result = self.mcts.search(states, add_noise=False)
         actions = choose_moves(result, 0.0, self.rng)
-        return root_solver_moves(self.game, states, actions, result.visits) if self.root_solver else actions
+        if not self.root_solver:
+            return actions
+        return root_solver_moves(self.game, states, actions, result.visits, self.mcts.config.num_simulations)
 
     def reset(self) -> None:
         self.mcts.reset()

@@ -1,6 +1,7 @@
 """Solvers at the root of a move choice: the search's moves, corrected where a solver proves a better one.
 
-- Gomoku (any size): VCF attack and defence (shared.search.threats).
+- Gomoku (any size): VCF attack and defence, and with searches of 200 simulations or more the opponent's quiet
+  threats (shared.search.threats).
 - Othello (8x8, 6x6): once at most `ROOT_ENDGAME_EMPTIES` squares are empty, the exact endgame solver
   (shared.search.othello_solver) values every move within `ROOT_ENDGAME_NODES` nodes; when it settles them all and
   the search's move is worse than the best (a win given up, or a draw where a win or a draw was there), the most
@@ -64,12 +65,14 @@ def endgame_root_moves(game: Game, states: np.ndarray, actions: np.ndarray, visi
     return actions
 
 
-def root_solver_moves(game: Game, states: np.ndarray, actions: np.ndarray, visits: np.ndarray) -> np.ndarray:
+def root_solver_moves(game: Game, states: np.ndarray, actions: np.ndarray, visits: np.ndarray,
+                      simulations: int | None = None) -> np.ndarray:
     """The moves to play: states [B, S] int16 (non-terminal), the search's choices actions [B] int64 and its root
     visit counts visits [B, A] float32 -> actions [B] int64, with the game's root solver applied (module
-    docstring); unchanged for games without one."""
+    docstring); unchanged for games without one. simulations: the search's, for the Gomoku quiet-threat check
+    (shared.search.threats; None: not checked)."""
     if uses_threat_solver(game):
-        return vcf_root_moves(game, states, actions, visits)
+        return vcf_root_moves(game, states, actions, visits, simulations)
     if uses_endgame_solver(game):
         return endgame_root_moves(game, states, actions, visits)
     return np.asarray(actions, np.int64).copy()
