@@ -79,16 +79,17 @@ def quiet_threat_cells(game: InARowGame, state: np.ndarray) -> list[int]:
     tried = np.unique(windows[live].reshape(-1))
     passed = state.copy()
     passed[game.num_cells + F_PLAYER] = -mover                                  # the side to move passes
-    threats = []
-    for r in tried[cells[tried] == 0].tolist():
-        after = game.step(passed[None], np.array([r]))[0]                       # opponent's stone on r
-        if game.is_terminal(after[None])[0]:
-            threats.append(r)
-            continue
-        status = find_vcf_defence(game, after, QUIET_VCF_DEPTH, QUIET_VCF_NODES).status
-        if status in (DefenceStatus.LOST, DefenceStatus.NO_DEFENCE):
-            threats.append(r)
-    return threats
+    return [r for r in tried[cells[tried] == 0].tolist() if _opponent_wins_after(game, passed, r)]
+
+
+def _opponent_wins_after(game: InARowGame, state: np.ndarray, cell: int) -> bool:
+    """Whether the opponent, to move in `state` [S] int16, wins by playing `cell`: it finishes the game, or the
+    side to move then cannot stop the opponent's VCF (`find_vcf_defence` LOST or NO_DEFENCE)."""
+    after = game.step(state[None], np.array([cell]))[0]
+    if game.is_terminal(after[None])[0]:
+        return True
+    status = find_vcf_defence(game, after, QUIET_VCF_DEPTH, QUIET_VCF_NODES).status
+    return status in (DefenceStatus.LOST, DefenceStatus.NO_DEFENCE)
 
 
 def _refuted(game: InARowGame, state: np.ndarray, move: int, threats: list[int]) -> bool:
@@ -97,16 +98,7 @@ def _refuted(game: InARowGame, state: np.ndarray, move: int, threats: list[int])
     after = game.step(state[None], np.array([move]))[0]
     if game.is_terminal(after[None])[0]:
         return False                                                            # the move wins at once
-    for r in threats:
-        if r == move:
-            continue
-        reply = game.step(after[None], np.array([r]))[0]
-        if game.is_terminal(reply[None])[0]:
-            return True
-        status = find_vcf_defence(game, reply, QUIET_VCF_DEPTH, QUIET_VCF_NODES).status
-        if status in (DefenceStatus.LOST, DefenceStatus.NO_DEFENCE):
-            return True
-    return False
+    return any(_opponent_wins_after(game, after, r) for r in threats if r != move)
 
 
 def quiet_threat_move(game: InARowGame, state: np.ndarray, action: int, visits: np.ndarray) -> int:
