@@ -71,11 +71,17 @@ def model_notes(game, specs: tuple[str, str], registry_dir: Path) -> list[str]:
 AUTO_PROCESSES_MIN_GAMES = 40
 
 
+def _wdl(counts: list[int]) -> str:
+    """[wins, draws, losses] as 'W-D-L'."""
+    return "-".join(str(c) for c in counts)
+
+
 def format_report(report: dict) -> str:
     """The eval report as a small table plus one line of settings."""
     rows = [
         ("games", f"{report['games']} ({report['pairs']} openings x 2 colours)"),
         ("A wins / draws / losses", f"{report['wins']} / {report['draws']} / {report['losses']}"),
+        ("  W-D-L as first player / second", f"{_wdl(report['a_first'])} / {_wdl(report['a_second'])}"),
         ("score of A [95% CI]", f"{report['score']:.3f} [{report['ci_low']:.3f}, {report['ci_high']:.3f}]"),
         ("Elo A - B [95% CI]", f"{report['elo']:+.0f} [{report['elo_low']:+.0f}, {report['elo_high']:+.0f}]"),
     ]

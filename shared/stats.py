@@ -15,7 +15,7 @@ All pair scores are handled exactly in quarter units (integers 0..4).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -44,6 +44,10 @@ class EvalStats:
     elo_low: float
     elo_high: float
     interval: str  # "t" (pair-level t interval) or "wilson" (degenerate fallback, see module doc)
+    # A's [wins, draws, losses] with the first player's side (+1 stones) and with the second's; None when the
+    # games' colours are not known (stats built from pair scores alone)
+    a_first: list[int] | None = None
+    a_second: list[int] | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON-serialisable dict (for the registry's gate record and reports)."""
@@ -158,13 +162,17 @@ def pair_means(game_scores: np.ndarray) -> np.ndarray:
 
 def evaluate_pairs(game_scores: np.ndarray) -> EvalStats:
     """paired_evaluation of the games of a paired match: game_scores [P, 2] float, A's points per game (1 win,
-    0.5 draw, 0 loss), row p holding the two games of opening p (colours swapped). The only place that counts
-    wins, draws and losses for a match report."""
+    0.5 draw, 0 loss), row p holding the two games of opening p, A on the first player's side in column 0 and on
+    the second's in column 1. The only place that counts wins, draws and losses for a match report; also A's
+    W/D/L per side (`a_first`, `a_second`), which tells a game's first-move advantage from a difference in
+    strength."""
     scores = np.asarray(game_scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[1] != 2 or not np.isin(scores, (0.0, 0.5, 1.0)).all():
         raise StatsError(f"game scores must be a [P, 2] array of 1/0.5/0 (A's points), got shape {scores.shape}")
-    return paired_evaluation(pair_means(scores), wins=int((scores == 1.0).sum()), draws=int((scores == 0.5).sum()),
-                             losses=int((scores == 0.0).sum()))
+    stats = paired_evaluation(pair_means(scores), wins=int((scores == 1.0).sum()),
+                              draws=int((scores == 0.5).sum()), losses=int((scores == 0.0).sum()))
+    first, second = ([int((scores[:, col] == points).sum()) for points in (1.0, 0.5, 0.0)] for col in (0, 1))
+    return replace(stats, a_first=first, a_second=second)
 
 
 def _check_rule(rule: str, threshold: float) -> None:

@@ -188,7 +188,8 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     Connect Four and Othello: the solved outcome (win stays win, draw stays draw) on random positions labelled by a
     perfect solver (Othello: endgames). In-a-row games (tictactoe, gomoku-*): win in 1 and must block, labelled by
     the rules; with --vcf, VCF attack and VCF defence, labelled by brute force. Where the game has a solver at the
-    root of the players (Gomoku, Othello), each model is measured with it and by its search alone."""
+    root of the players (Gomoku, Othello; Connect Four from 200 simulations), each model is measured with it and
+    by its search alone."""
     from cli.bench.tactics import format_line_tactics, format_tactics, line_tactics, solved_tactics
     from cli.bench.vcf_tactics import format_vcf_tactics, vcf_tactics
     from shared.games.inarow import InARowGame

@@ -14,9 +14,10 @@ legal move on the same positions.
 (shared.search.othello_solver): random games stopped once the number of empty squares drawn uniformly from
 [min_empties, max_empties] is reached.
 
-Games with a solver at the root of the players (Gomoku's VCF, Othello's endgame solver: shared.search.root_solver)
-report each model twice: as `analyze` plays (root solver on) and by its search alone (root solver off), since where
-the root solver settles a position, the first figure measures the solver more than the network.
+Games with a solver at the root of the players (Gomoku's VCF, Othello's endgame solver, Connect Four's solver in
+searches of 200 simulations or more: shared.search.root_solver) report each model twice: as `analyze` plays (root
+solver on) and by its search alone (root solver off), since where the root solver settles a position, the first
+figure measures the solver more than the network.
 
 `zeroforge bench tactics --game gomoku-15` (any in-a-row game): positions labelled by the rules alone
 (`Game.move_outcomes`) from batches of random games whose moves never win at once (so threats pile up): "win in 1"
@@ -139,7 +140,7 @@ def model_reports(game: Game, models: list[tuple[str, Any]], states: np.ndarray,
 
     reports = []
     for label, evaluate in models:
-        for root_solver in (True, False) if uses_root_solver(game) else (False,):
+        for root_solver in (True, False) if uses_root_solver(game, search.num_simulations) else (False,):
             started = time.perf_counter()
             chosen = np.array([a.action for a in analyze_states(game, evaluate, states, search=search, pv_depth=1,
                                                                 seed=seed, root_solver=root_solver)], np.int64)

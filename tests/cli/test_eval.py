@@ -36,6 +36,9 @@ def test_random_vs_random_json_is_consistent(runner):
     assert report["player_a"] == "random" and report["player_b"] == "random"
     assert report["opening_seed"] == GATE_OPENING_SEED and report["seconds"] >= 0
     assert {"sims", "elo_low", "elo_high"} <= set(report)
+    assert [a + b for a, b in zip(report["a_first"], report["a_second"])] == [report[k] for k in ("wins", "draws",
+                                                                                               "losses")]
+    assert sum(report["a_first"]) == sum(report["a_second"]) == 20
 
 
 def test_minimax_never_loses_to_random(runner):
@@ -48,7 +51,7 @@ def test_table_output_through_the_main_command(runner):
     result = runner.invoke(main, ["eval", "minimax", "random", "--game", "tictactoe", "--games", "10"])
     assert result.exit_code == 0, result.output
     assert "A wins / draws / losses" in result.stdout and "Elo A - B" in result.stdout
-    assert "score of A [95% CI]" in result.stdout
+    assert "score of A [95% CI]" in result.stdout and "W-D-L as first player / second" in result.stdout
 
 
 def test_model_file_and_registry_best_players(runner, tiny_models, tictactoe_registry):

@@ -101,6 +101,17 @@ def test_pairing_narrows_the_interval_when_colour_matters():
     assert paired.ci_low > 0.5 > independent[0]  # significant only when the pairing is used
 
 
+def test_colour_split_counts_each_side_apart():
+    """A wins every game with the first player's side and loses or draws with the second's: the per-side counts
+    show it (column 0 of the game scores is A first), the totals cannot."""
+    scores = np.array([[1.0, 0.0]] * 6 + [[1.0, 0.5]] * 3 + [[0.5, 0.0]])
+    stats = evaluate_pairs(scores)
+    assert stats.a_first == [9, 1, 0] and stats.a_second == [0, 3, 7]
+    assert (stats.wins, stats.draws, stats.losses) == (9, 4, 7)
+    assert stats.to_dict()["a_first"] == [9, 1, 0]
+    assert _stats([0.5, 1.0]).a_first is None           # pair scores alone carry no colours
+
+
 def test_degenerate_pairs_use_wilson_fallback():
     stats = _stats([1.0] * 50)
     z = scipy_stats.norm.ppf(0.975)
