@@ -171,9 +171,8 @@ def solved_tactics(game: Game, models: list[tuple[str, Any]], search, *, positio
     rng = np.random.default_rng(seed)
     low, high = span
     if game.name == "connect4":
-        c4 = Connect4Solver(max_nodes=max_nodes)
         draw = lambda: random_position(game, rng, int(rng.integers(low, high + 1)))  # noqa: E731
-        label = lambda state: c4.move_values(state[: game.num_cells].reshape(game.height, game.width))  # noqa: E731
+        label = Connect4Solver(max_nodes=max_nodes).state_values
         span_key = "plies"
     else:
         othello = OthelloSolver(game, max_nodes=max_nodes)

@@ -209,6 +209,11 @@ class Connect4Solver:
         mine, mask, moves = encode(board)
         return _move_values(mine, mask, moves, self._keys, self._lows, self._highs, self.max_nodes)
 
+    def state_values(self, state: np.ndarray) -> np.ndarray:
+        """`move_values` of one `shared.games.connect4` state [S] int16 (its first 42 entries are the board, row 0
+        at the top) -> [7] int64."""
+        return self.move_values(np.asarray(state)[: WIDTH * HEIGHT].reshape(HEIGHT, WIDTH))
+
 
 def encode(board: np.ndarray) -> tuple[int, int, int]:
     """board [6, 7] int (row 0 at the top) -> (mine, mask, moves) bitboards of the side to move (module docstring).

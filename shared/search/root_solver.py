@@ -107,10 +107,10 @@ def connect4_root_moves(game: Game, states: np.ndarray, actions: np.ndarray, vis
     """Connect Four: states [B, S] int16 (non-terminal), the search's actions [B] int64 and root visits [B, A]
     float32 -> actions [B] int64, where a settled solve of a position with at least CONNECT4_ROOT_MIN_DISCS discs
     proves the search's move worse than the best (module docstring)."""
-    solver, cells = _connect4_solver(), game.num_cells
-    return _solved_root_moves(
-        states, actions, visits, lambda s: np.count_nonzero(s[:cells]) >= CONNECT4_ROOT_MIN_DISCS,
-        lambda s: solver.move_values(s[:cells].reshape(game.height, game.width)))
+    cells = game.num_cells
+    return _solved_root_moves(states, actions, visits,
+                              lambda s: np.count_nonzero(s[:cells]) >= CONNECT4_ROOT_MIN_DISCS,
+                              _connect4_solver().state_values)
 
 
 def root_solver_moves(game: Game, states: np.ndarray, actions: np.ndarray, visits: np.ndarray,

@@ -21,7 +21,7 @@ CELLS = CONNECT4.height * CONNECT4.width
 
 def _values(state: np.ndarray) -> np.ndarray:
     """Solved values [7] int64 within the root solver's own budget (so every kept position is one it settles)."""
-    return Connect4Solver(CONNECT4_ROOT_NODES).move_values(state[:CELLS].reshape(CONNECT4.height, CONNECT4.width))
+    return Connect4Solver(CONNECT4_ROOT_NODES).state_values(state)
 
 
 def critical_positions(count: int, discs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
