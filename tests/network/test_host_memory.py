@@ -67,7 +67,7 @@ def test_a_cpu_evaluator_applies_it():
         from shared.network import host_memory
         game = make_game("tictactoe")
         TorchEvaluator(create_model(game, NetworkSpec(1, 8, 8), seed=0), game)
-        applied = host_memory.retain_freed_memory()
+        applied = host_memory._applied          # what the evaluator's own call left (None: never called)
     """)
     assert _probe(setup) == ["True", "0"]
 
