@@ -25,6 +25,12 @@ import numpy as np
 
 from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS
 
+#: Kernels that allocate nothing are compiled without numba's reference-counted runtime: with it, each row view
+#: and each array passed to an inlined helper costs atomic reference-count updates on every use (see
+#: shared.search.jit.borrowing_kernel, the same setting for the search kernels).
+_borrowing = numba.njit(cache=True, nogil=True, _nrt=False)
+
+
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
@@ -111,7 +117,7 @@ def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, 
     return terminal, value
 
 
-@numba.njit(cache=True, nogil=True)
+@_borrowing
 def _step_stored(store, slots, parents, children, actions, height, width, n_in_row, gravity, terminal, value):
     num_cells = height * width
     last = store.shape[2] - 1
@@ -178,7 +184,9 @@ def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: in
     out = np.zeros((states.shape[0], num_actions), np.int8)
     states = np.ascontiguousarray(states, np.int16)
     if height * width <= 64:
-        _bitboard_outcomes(states, height, width, n_in_row, gravity, out)
+        words = [np.empty(1, np.uint64) for _ in range(3)]
+        _bitboard_outcomes(states, height, width, n_in_row, gravity, out, np.zeros(2 * n_in_row - 1, np.uint64),
+                           np.empty(n_in_row, np.uint64), np.empty(n_in_row, np.uint64), *words)
     else:
         _row_mask_outcomes(states, height, width, n_in_row, out)
     return out
@@ -283,21 +291,20 @@ def _bitboard_wins(stones, empty, width, n_in_row, column_masks, after, before):
     return found & empty
 
 
-@numba.njit(cache=True, nogil=True)
-def _bitboard_outcomes(states, height, width, n_in_row, gravity, out):
+@_borrowing
+def _bitboard_outcomes(states, height, width, n_in_row, gravity, out, column_masks, after, before, own, opponent,
+                       empty):
     """out[b] = the move outcomes of states[b], boards of at most 64 cells (rules in `line_move_outcomes`); rows of
-    finished games, and of boards where neither player has n - 1 stones, stay 0."""
+    finished games, and of boards where neither player has n - 1 stones, stay 0. Scratch: column_masks
+    [2n - 1] uint64 (zeros on entry), after, before [n] uint64, own, opponent, empty [1] uint64."""
     num_cells = height * width
     pad, one = n_in_row - 1, np.uint64(1)
     board_bits = ~np.uint64(0) if num_cells == 64 else (one << np.uint64(num_cells)) - one
-    column_masks = np.zeros(2 * pad + 1, np.uint64)                    # [pad + o]: cells with 0 <= c + o < W
-    for o in range(-pad, pad + 1):
+    for o in range(-pad, pad + 1):                                     # [pad + o]: cells with 0 <= c + o < W
         for i in range(num_cells):
             if 0 <= i % width + o < width:
                 column_masks[pad + o] |= one << np.uint64(i)
     bottom_row = board_bits ^ ((one << np.uint64(num_cells - width)) - one)
-    after, before = np.empty(n_in_row, np.uint64), np.empty(n_in_row, np.uint64)
-    own, opponent, empty = np.empty(1, np.uint64), np.empty(1, np.uint64), np.empty(1, np.uint64)
     for b in range(states.shape[0]):
         board = states[b]
         if board[num_cells + F_DONE] != 0:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.search.jit import f32, inline, kernel
+from shared.search.jit import borrowing_kernel, f32, inline
 from shared.search.puct import Selection
 from shared.search.tree import ROOT, TreeStorage
 
@@ -63,7 +63,7 @@ def propagate_proof(slot, node, nodes, prior, edge_proven):
         node = parent
 
 
-@kernel
+@borrowing_kernel
 def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, children, prior, edge_proven,
                    top_actions, top_prior, num_nodes, alloc):
     count = slots.shape[0]

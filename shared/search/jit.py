@@ -17,6 +17,13 @@ import numpy as np
 
 #: Decorator for the search kernels: nopython, cached on disk, releases the GIL.
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
+#: Decorator for hot kernels that allocate nothing: compiled without numba's reference-counted runtime (NRT), so
+#: inlining a helper that takes arrays costs nothing. With the runtime, every array argument of an inlined helper
+#: is incref'ed on entry and decref'ed on exit (one call to an atomic counter update each), on every call: in the
+#: descent that was 12 or more such calls per node visited, more time than the descent's own work (measured, see
+#: BENCHMARKS.md). Such a kernel cannot create arrays (np.empty and the like fail to compile) nor return them:
+#: its wrapper passes every buffer in, and views and record views of the arguments stay free.
+borrowing_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 #: Decorator for recursive kernels: not cached on disk (numba segfaults when it loads a cached self-recursive
 #: function), so each process compiles them on first use.
 recursive_kernel = numba.njit(cache=False, nogil=True, error_model="numpy")

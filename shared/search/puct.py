@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.search.jit import f32, inline, kernel
+from shared.search.jit import borrowing_kernel, f32, inline
 from shared.search.tree import NO_CHILD, ROOT, TAKEN, UNVISITED, TreeStorage
 
 #: Kinds of leaf a path can end on.
@@ -74,12 +74,14 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
     A path stops at the first edge whose child is UNVISITED (the child is created, unexpanded), terminal, proven,
     or created earlier in the same step but not yet evaluated (a collision).
     """
-    count = slots.shape[0]
+    count, k_max = slots.shape[0], tree.top_actions.shape[2]
     sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
+    scratch = (np.empty(count, np.int64), np.empty(count, np.int32), np.empty(k_max, np.float32),
+               np.empty(k_max, np.int16))
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
                    solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
-                   sel.leaf_kind, sel.leaf_value)
+                   sel.leaf_kind, sel.leaf_value, *scratch)
     return sel
 
 
@@ -135,12 +137,10 @@ def insert_top(best_p, best_a, count, p, a):
 
 
 @inline
-def build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior):
+def build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a):
     """(Re)rank top_actions[slot, node] (and their top_prior): the K legal actions with the highest priors (prior
-    descending, action ascending) among those whose child is not created yet."""
-    k_max = top_actions.shape[2]
-    best_p = np.empty(k_max, np.float32)                               # sorted buffer: priors and actions
-    best_a = np.empty(k_max, np.int16)
+    descending, action ascending) among those whose child is not created yet. best_p [K] float32, best_a [K] int16:
+    scratch for the sorted buffer."""
     count = 0
     for a in range(prior.shape[2]):
         p = prior[slot, node, a]
@@ -176,9 +176,9 @@ def scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_pro
 
 @inline
 def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions,
-                top_prior):
+                top_prior, best_p, best_a):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> (action, its child
-    node, UNVISITED when not created yet)."""
+    node, UNVISITED when not created yet). best_p, best_a [K]: scratch for re-ranking the node's list."""
     record = nodes[slot, node]
     if solver and record.proven == 1:
         for a in range(prior.shape[2]):
@@ -209,7 +209,7 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
     # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
     fresh, fresh_score = -1, f32(-np.inf)
     if record.top_count < 0:
-        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior)   # a root re-noised
+        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)   # a root re-noised
     for attempt in range(2):
         fresh, fresh_score, complete = -1, f32(-np.inf), False
         listed = record.top_count
@@ -229,7 +229,7 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
             break                                                        # every candidate was seen
         if attempt == 0:
             # The list ran out (its actions were created, lost, or tied): rank the row again once...
-            build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior)
+            build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)
         else:
             # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
             fresh, fresh_score = -1, f32(-np.inf)
@@ -246,15 +246,16 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
     return best, best_child
 
 
-@kernel
+@borrowing_kernel
 def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
                    top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
-                   leaf_value):
+                   leaf_value, rows, at, best_p, best_a):
     # Level by level over the trees still descending: the trees are independent, so the processor overlaps
-    # their memory accesses (one tree's descent is a chain of dependent loads).
+    # their memory accesses (one tree's descent is a chain of dependent loads). rows [R] int64 and at [R] int32
+    # (the trees still descending and their current nodes), best_p [K] and best_a [K]: scratch.
     count = slots.shape[0]
-    rows = np.arange(count)
-    at = np.zeros(count, np.int32)                                       # every path starts at the root
+    for i in range(count):
+        rows[i], at[i] = i, 0                                            # every path starts at the root
     touched = f32(0.0)
     while count > 0:
         for i in range(count):
@@ -269,7 +270,7 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
             r, node = rows[i], at[i]
             slot = slots[r]
             action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
-                                        edge_proven, top_actions, top_prior)
+                                        edge_proven, top_actions, top_prior, best_p, best_a)
             if child == UNVISITED:
                 kind = LEAF_NEW
                 child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller

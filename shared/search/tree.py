@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.games.base import Game
-from shared.search.jit import f32, inline, kernel
+from shared.search.jit import borrowing_kernel, f32, inline, kernel
 
 ROOT = 0
 NO_PARENT = -1
@@ -209,8 +209,13 @@ class TreeStorage:
         no_outcomes = outcomes is None
         if no_outcomes:
             outcomes = np.zeros((1, 1), np.int8)
-        return _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
-                             self.prior, self.edge_proven, self.top_actions, self.top_prior)
+        proven = np.zeros(slots.shape[0], np.int8)
+        k_max = self.top_actions.shape[2]
+        _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
+                      self.prior, self.edge_proven, self.top_actions, self.top_prior, proven,
+                      np.empty(k_max, np.float32), np.empty(k_max, np.int16),
+                      np.empty(-(-self.num_actions // RANK_BLOCK), np.float32))
+        return proven
 
     def set_root_prior(self, slots: np.ndarray, prior: np.ndarray) -> None:
         """Use prior [K, A] float32 (-inf for illegal actions) at the roots of `slots` [K] (root noise): the roots'
@@ -334,20 +339,17 @@ def insert_top(best_p, best_a, count, p, a):
 RANK_BLOCK = 16
 
 
-@kernel
+@borrowing_kernel
 def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
-                  top_actions, top_prior):
+                  top_actions, top_prior, result, best_p, best_a, block_max):
     """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
     the prior rows (-inf where illegal), plus the top actions and solver edge results; prove nodes (a winning
-    move: +1; every legal move losing: -1). Returns proven [K] int8.
+    move: +1; every legal move losing: -1) into result [K] int8. Scratch: best_p [top_k] float32, best_a [top_k]
+    int16, block_max [ceil(A / RANK_BLOCK)] float32.
     """
     count, num_actions = weights.shape
     k_max = top_actions.shape[2]
-    result = np.zeros(count, np.int8)
     minus_inf = f32(-np.inf)
-    best_p = np.empty(k_max, np.float32)
-    best_a = np.empty(k_max, np.int16)
-    block_max = np.empty(-(-num_actions // RANK_BLOCK), np.float32)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
         total = max(totals[k], f32(1e-30))
@@ -409,4 +411,3 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
         record.edges_proven = any_proven
         result[k] = 1 if wins else (-1 if all_lose else 0)
         record.proven = result[k]
-    return result
