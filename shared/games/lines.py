@@ -61,7 +61,9 @@ def completes_line(cells: np.ndarray, rows: np.ndarray, cols: np.ndarray, height
     Returns [B] bool.
     """
     played = np.asarray(rows, np.int64) * width + np.asarray(cols, np.int64)
-    return _completes_line(np.ascontiguousarray(cells), played, height, width, n_in_row)
+    out = np.zeros(played.shape[0], np.bool_)
+    _completes_line(np.ascontiguousarray(cells), played, height, width, n_in_row, out)
+    return out
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -83,12 +85,10 @@ def _line_through(board, played, height, width, n_in_row):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
-def _completes_line(cells, played, height, width, n_in_row):
-    out = np.zeros(cells.shape[0], np.bool_)
+@_borrowing
+def _completes_line(cells, played, height, width, n_in_row, out):
     for b in range(cells.shape[0]):
         out[b] = _line_through(cells[b], played[b], height, width, n_in_row)
-    return out
 
 
 def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, children: np.ndarray,
@@ -164,7 +164,7 @@ def completion_cells(cells: np.ndarray, height: int, width: int, n_in_row: int) 
     cells = np.ascontiguousarray(cells, np.int16)
     first = np.zeros(cells.shape, bool)
     second = np.zeros(cells.shape, bool)
-    _completion_cells(cells, height, width, n_in_row, first, second)
+    _completion_cells(cells, height, width, n_in_row, first, second, *_row_scratch(height, n_in_row))
     return first, second
 
 
@@ -188,7 +188,7 @@ def line_move_outcomes(states: np.ndarray, height: int, width: int, n_in_row: in
         _bitboard_outcomes(states, height, width, n_in_row, gravity, out, np.zeros(2 * n_in_row - 1, np.uint64),
                            np.empty(n_in_row, np.uint64), np.empty(n_in_row, np.uint64), *words)
     else:
-        _row_mask_outcomes(states, height, width, n_in_row, out)
+        _row_mask_outcomes(states, height, width, n_in_row, out, *_row_scratch(height, n_in_row))
     return out
 
 
@@ -414,17 +414,16 @@ def _board_row_wins(board, height, width, n_in_row, stones, empty, wins, after):
     return True
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _row_scratch(height, n_in_row):
-    """(stones [2, H + 2 * (n - 1)] with zero padding rows, empty [H], wins [2, H], after [n]) uint64."""
+def _row_scratch(height: int, n_in_row: int) -> tuple[np.ndarray, ...]:
+    """Scratch of the row-mask kernels: (stones [2, H + 2 * (n - 1)] with zero padding rows, empty [H], wins [2, H],
+    after [n]) uint64."""
     pad = n_in_row - 1
     return (np.zeros((2, height + 2 * pad), np.uint64), np.empty(height, np.uint64), np.empty((2, height), np.uint64),
             np.empty(n_in_row, np.uint64))
 
 
-@numba.njit(cache=True, nogil=True)
-def _completion_cells(cells, height, width, n_in_row, first_out, second_out):
-    stones, empty, wins, after = _row_scratch(height, n_in_row)
+@_borrowing
+def _completion_cells(cells, height, width, n_in_row, first_out, second_out, stones, empty, wins, after):
     for b in range(cells.shape[0]):
         if not _board_row_wins(cells[b], height, width, n_in_row, stones, empty, wins, after):
             continue
@@ -434,11 +433,10 @@ def _completion_cells(cells, height, width, n_in_row, first_out, second_out):
                 second_out[b, r * width + c] = (wins[1, r] >> np.uint64(c)) & np.uint64(1)
 
 
-@numba.njit(cache=True, nogil=True)
-def _row_mask_outcomes(states, height, width, n_in_row, out):
-    """`_bitboard_outcomes` without gravity for boards of any size, on row masks."""
+@_borrowing
+def _row_mask_outcomes(states, height, width, n_in_row, out, stones, empty, wins, after):
+    """`_bitboard_outcomes` without gravity for boards of any size, on row masks (scratch from `_row_scratch`)."""
     num_cells = height * width
-    stones, empty, wins, after = _row_scratch(height, n_in_row)
     for b in range(states.shape[0]):
         board = states[b]
         if board[num_cells + F_DONE] != 0:

@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.games.base import Game
-from shared.search.jit import borrowing_kernel, f32, inline, kernel
+from shared.search.jit import borrowing_kernel, f32, inline
 
 ROOT = 0
 NO_PARENT = -1
@@ -172,8 +172,10 @@ class TreeStorage:
 
     def states_of(self, slots: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """The positions of (slots, nodes) [K]: [K, S] int16 (a new array)."""
-        return _gather_states(np.ascontiguousarray(slots, np.int64), np.ascontiguousarray(nodes, np.int64),
-                              self.node_states)
+        slots = np.ascontiguousarray(slots, np.int64)
+        out = np.empty((slots.shape[0], self.node_states.shape[2]), np.int16)
+        _gather_states(slots, np.ascontiguousarray(nodes, np.int64), self.node_states, out)
+        return out
 
     def play_leaves(self, game: Game, slots: np.ndarray, parents: np.ndarray, nodes: np.ndarray, actions: np.ndarray,
                     solver: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +203,9 @@ class TreeStorage:
         slots = np.ascontiguousarray(slots, np.int64)
         nodes = np.ascontiguousarray(nodes, np.int64)
         legal = np.ascontiguousarray(legal, bool)
-        shifted, no_mass = _softmax_shift(np.ascontiguousarray(logits, np.float32), legal)
+        logits = np.ascontiguousarray(logits, np.float32)
+        shifted, no_mass = np.empty(logits.shape, np.float32), np.zeros(logits.shape[0], np.bool_)
+        _softmax_shift(logits, legal, shifted, no_mass)
         weights = np.exp(shifted, out=shifted)                       # the same numpy exp as masked_softmax
         if no_mass.any():
             weights[no_mass] = legal[no_mass]                         # no mass: uniform over legal actions
@@ -247,17 +251,15 @@ class TreeStorage:
         return np.where(np.isfinite(prior), prior, np.float32(0.0))
 
 
-@kernel
-def _gather_states(slots, node_ids, node_states):
-    out = np.empty((slots.shape[0], node_states.shape[2]), np.int16)
+@borrowing_kernel
+def _gather_states(slots, node_ids, node_states, out):
     for k in range(slots.shape[0]):
         slot, node = slots[k], node_ids[k]
         for i in range(node_states.shape[2]):                          # element loop: no array views per row
             out[k, i] = node_states[slot, node, i]
-    return out
 
 
-@kernel
+@borrowing_kernel
 def _root_statistics(slots, nodes, children, prior, edge_proven, visits, q, root_prior, proven, root_value,
                      proven_value):
     """Fill the outputs of `TreeStorage.root_statistics` (all zeros on entry but root_value, proven_value)."""
@@ -281,7 +283,7 @@ def _root_statistics(slots, nodes, children, prior, edge_proven, visits, q, root
         proven_value[k] = root.proven
 
 
-@kernel
+@borrowing_kernel
 def _mark_leaves(slots, node_ids, terminal, terminal_value, solver, nodes):
     for k in range(slots.shape[0]):
         record = nodes[slots[k], node_ids[k]]
@@ -292,14 +294,12 @@ def _mark_leaves(slots, node_ids, terminal, terminal_value, solver, nodes):
             record.proven = np.int8(np.sign(terminal_value[k]))
 
 
-@kernel
-def _softmax_shift(logits, legal):
+@borrowing_kernel
+def _softmax_shift(logits, legal, shifted, no_mass):
     """First half of masked_softmax: logits [K, A] float32 with NaN -> -inf and +inf -> the largest float32,
-    illegal -> -inf, minus each row's maximum (0 when the row has no finite maximum). -> (shifted [K, A]
-    float32, no_mass [K] bool)."""
+    illegal -> -inf, minus each row's maximum (0 when the row has no finite maximum), into shifted [K, A]
+    float32; no_mass [K] bool (False on entry) marks the rows without a finite maximum."""
     count, num_actions = logits.shape
-    shifted = np.empty((count, num_actions), np.float32)
-    no_mass = np.zeros(count, np.bool_)
     minus_inf, big = f32(-np.inf), f32(np.finfo(np.float32).max)
     for k in range(count):
         row, out = logits[k], shifted[k]
@@ -315,7 +315,6 @@ def _softmax_shift(logits, legal):
         else:
             for a in range(num_actions):
                 out[a] -= row_max
-    return shifted, no_mass
 
 
 @inline
