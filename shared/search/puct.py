@@ -209,7 +209,8 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
     # Children not created yet: P / (0 + 1) is exactly P and -Q_fpu = W - fpu with W = 0.
     fresh, fresh_score = -1, f32(-np.inf)
     if record.top_count < 0:
-        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)   # a root re-noised
+        # A root re-noised: rank its list again.
+        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)
     for attempt in range(2):
         fresh, fresh_score, complete = -1, f32(-np.inf), False
         listed = record.top_count
