@@ -1,7 +1,7 @@
 """The policy-value network: model, sizes, model files, training steps and the search evaluator.
 
 Public API:
-    PolicyValueNet, NetworkSpec, default_network_spec, NetworkError
+    PolicyValueNet, FoldedPolicyValueNet (its inference copy), NetworkSpec, default_network_spec, NetworkError
     create_model, save_model, load_model, model_file_info, LoadedModel, ModelFileError, weights_checksum
     TorchEvaluator, configure_torch_threads
     shared.network.training: TrainSettings, make_optimizer, sample_batch, train_step
@@ -19,7 +19,7 @@ _HOMES = {
     "FORMAT_VERSION": "modelfile", "LoadedModel": "modelfile", "ModelFileError": "modelfile",
     "create_model": "modelfile", "load_model": "modelfile", "model_file_info": "modelfile",
     "save_model": "modelfile", "weights_checksum": "modelfile",
-    "PolicyValueNet": "resnet",
+    "PolicyValueNet": "resnet", "FoldedPolicyValueNet": "folded",
     "NetworkError": "spec", "NetworkSpec": "spec", "default_network_spec": "spec",
 }
 
