@@ -25,8 +25,9 @@ kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 #: its wrapper passes every buffer in, and views and record views of the arguments stay free.
 borrowing_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 #: Decorator for recursive kernels: not cached on disk (numba segfaults when it loads a cached self-recursive
-#: function), so each process compiles them on first use.
-recursive_kernel = numba.njit(cache=False, nogil=True, error_model="numpy")
+#: function), so each process compiles them on first use; without the reference-counted runtime, like
+#: `borrowing_kernel` (each recursive call would otherwise incref and decref every array it is passed).
+recursive_kernel = numba.njit(cache=False, nogil=True, error_model="numpy", _nrt=False)
 #: Decorator for small helpers called from kernels: inlined into the caller (no call with a dozen array arguments).
 inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.games.base import F_DONE, F_PLAYER, Game, GameError
-from shared.search.jit import inline, kernel
+from shared.search.jit import borrowing_kernel, inline
 from shared.search.solved import ILLEGAL, UNKNOWN
 
-#: Node budget of one `move_values` call when none is given (about a third of a second of one core: ~12M nodes/s).
+#: Node budget of one `move_values` call when none is given (about a quarter of a second of one core: ~17M nodes/s).
 DEFAULT_MAX_NODES = 4_000_000
 #: Frames of the explicit stack: 60 moves, each possibly preceded by a pass, and the root.
 _STACK = 128
@@ -86,11 +86,11 @@ def _count(x):
 
 
 @inline
-def _order(own, opp, moves, empties, valid, steps, masks, priority, out):
-    """Write the moves of `moves` (bitboard) into out[:n] in search order (module docstring); returns n."""
+def _order(own, opp, moves, empties, valid, steps, masks, priority, out, keys):
+    """Write the moves of `moves` (bitboard) into out[:n] in search order (module docstring); returns n.
+    keys [_MAX_MOVES] int64: scratch."""
     n = 0
     if empties > _FASTEST_FIRST_EMPTIES:
-        keys = np.empty(_MAX_MOVES, np.int64)
         rest = moves
         while rest:
             move = rest & (~rest + _U1)
@@ -126,27 +126,19 @@ def _slot(own, opp, shift):
     return np.int64(((own * np.uint64(0x9E3779B97F4A7C15)) ^ (opp * np.uint64(0xC2B2AE3D27D4EB4F))) >> shift)
 
 
-@kernel
+@borrowing_kernel
 def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-           table_move, shift, table_min, nodes, max_nodes):
+           table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows, highs, searched_low, best, best_move,
+           passed, tabled, listed, count, tried, keys):
     """Value in {-1, 0, 1} of the position (own to move, not over) for the side to move, alpha-beta bounded by
     [alpha, beta]; nodes[0] counts nodes, and past max_nodes nodes[1] is set and the value is meaningless.
 
     The transposition table (table_*: [2^bits], index `_slot`, shift = 64 - bits) holds, for positions with more
     than table_min empty squares, proven bounds [low, high] of their value and the best move found; an
-    empty entry has own = opp = 0 (no real position). Entries are exact facts, so they are kept between calls."""
-    mine = np.zeros(_STACK, np.uint64)
-    theirs = np.zeros(_STACK, np.uint64)
-    lows = np.zeros(_STACK, np.int64)
-    highs = np.zeros(_STACK, np.int64)
-    searched_low = np.zeros(_STACK, np.int64)         # alpha after the table narrowed it: what the bound refers to
-    best = np.zeros(_STACK, np.int64)
-    best_move = np.zeros(_STACK, np.uint64)
-    passed = np.zeros(_STACK, np.bool_)
-    tabled = np.zeros(_STACK, np.bool_)
-    listed = np.zeros((_STACK, _MAX_MOVES), np.uint64)
-    count = np.zeros(_STACK, np.int64)
-    tried = np.zeros(_STACK, np.int64)
+    empty entry has own = opp = 0 (no real position). Entries are exact facts, so they are kept between calls.
+    The explicit stack (mine ... tried, one entry per frame; searched_low: alpha after the table narrowed it, what
+    the stored bound refers to) and keys come from `_search_scratch`: every frame's entries are written before
+    they are read."""
     depth = 0
     mine[0], theirs[0], lows[0], highs[0] = own, opp, alpha, beta
     entering = True
@@ -190,7 +182,7 @@ def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, tabl
                     highs[depth] = min(highs[depth], high)
                     hint = table_move[slot]
             searched_low[depth] = lows[depth]
-            count[depth] = _order(p, o, moves, empties, valid, steps, masks, priority, listed[depth])
+            count[depth] = _order(p, o, moves, empties, valid, steps, masks, priority, listed[depth], keys)
             if hint != _U0:                                     # the table's best move first
                 j = 0
                 while listed[depth, j] != hint:
@@ -234,19 +226,31 @@ def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, tabl
         entering = True
 
 
-@kernel
+def _search_scratch() -> tuple[np.ndarray, ...]:
+    """The explicit stack of `_solve` (mine, theirs, lows, highs, searched_low, best, best_move, passed, tabled,
+    listed, count, tried: one entry per frame, listed [_STACK, _MAX_MOVES]) and the move-ordering keys."""
+    return (np.zeros(_STACK, np.uint64), np.zeros(_STACK, np.uint64), np.zeros(_STACK, np.int64),
+            np.zeros(_STACK, np.int64), np.zeros(_STACK, np.int64), np.zeros(_STACK, np.int64),
+            np.zeros(_STACK, np.uint64), np.zeros(_STACK, np.bool_), np.zeros(_STACK, np.bool_),
+            np.zeros((_STACK, _MAX_MOVES), np.uint64), np.zeros(_STACK, np.int64), np.zeros(_STACK, np.int64),
+            np.zeros(_MAX_MOVES, np.int64))
+
+
+@borrowing_kernel
 def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, table_low, table_high, table_move,
-                 shift, table_min, max_nodes, unknown, out):
+                 shift, table_min, max_nodes, unknown, out, nodes, mine, theirs, lows, highs, searched_low, best,
+                 best_move, passed, tabled, listed, count, tried, keys):
     """out[square] = value of playing on each square of the 8-wide layout and out[64] the pass's value, where that
     is legal (other entries are left as they are); `unknown` where the budget max_nodes, shared by all moves, ran
-    out. Returns the number of nodes searched."""
-    nodes = np.zeros(2, np.int64)
+    out. nodes [2] int64 (zeros on entry): nodes searched, and whether the budget ran out; the rest is
+    `_search_scratch()`."""
     moves = _moves(own, opp, valid, steps, masks)
     if moves == 0:
         value = _solve(opp, own, -1, 1, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-                       table_move, shift, table_min, nodes, max_nodes)
+                       table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows, highs, searched_low, best,
+                       best_move, passed, tabled, listed, count, tried, keys)
         out[64] = unknown if nodes[1] else -value
-        return nodes[0]
+        return
     rest = moves
     while rest:
         move = rest & (~rest + _U1)
@@ -259,10 +263,10 @@ def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, 
         else:
             flips = _flips(own, opp, move, steps, masks)
             child = _solve(opp ^ flips, own | move | flips, -1, 1, valid, steps, masks, priority, table_own, table_opp,
-                           table_low, table_high, table_move, shift, table_min, nodes, max_nodes)
+                           table_low, table_high, table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows,
+                           highs, searched_low, best, best_move, passed, tabled, listed, count, tried, keys)
             value = unknown if nodes[1] else -child
         out[square] = value
-    return nodes[0]
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,7 @@ class OthelloSolver:
         self._table = (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.int8),
                        np.zeros(size, np.int8), np.zeros(size, np.uint64))
         self._board = _Board.of(game.height)
+        self._scratch = _search_scratch()
         squares = np.arange(game.num_cells)
         self._bit_of_action = (squares // game.width) * 8 + squares % game.width      # [H*W] int64
 
@@ -348,7 +353,9 @@ class OthelloSolver:
         opp = np.bitwise_or.reduce(np.where(cells == -player, bits, np.uint64(0)))
         layout = np.full(65, ILLEGAL, np.int64)                  # 64 squares of the 8-wide layout, then the pass
         board = self._board
-        self.last_nodes = int(_move_values(np.uint64(own), np.uint64(opp), board.valid, board.steps, board.masks,
-                                           board.priority, *self._table, np.uint64(64 - _TABLE_BITS),
-                                           self.table_min_empties, self.max_nodes, UNKNOWN, layout))
+        nodes = np.zeros(2, np.int64)
+        _move_values(np.uint64(own), np.uint64(opp), board.valid, board.steps, board.masks, board.priority,
+                     *self._table, np.uint64(64 - _TABLE_BITS), self.table_min_empties, self.max_nodes, UNKNOWN, layout,
+                     nodes, *self._scratch)
+        self.last_nodes = int(nodes[0])
         return np.concatenate([layout[self._bit_of_action], layout[64:]])
