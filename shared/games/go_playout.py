@@ -21,7 +21,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, nogil=True)
+#: Compiled without numba's reference-counted runtime (like shared.search.jit.borrowing_kernel): the helpers take
+#: array arguments, whose reference counts the runtime would update atomically at every call. Nothing compiled here
+#: makes an array; the wrappers pass every buffer in.
+_jit = numba.njit(cache=True, nogil=True, _nrt=False)
 
 
 @_jit
@@ -132,15 +135,22 @@ def _place(board, nbr, cell, player, stamp, mark, stack) -> int:
     return last if not _has_liberty_besides(board, nbr, cell, last, stamp, mark, stack) else -1
 
 
-@_jit
-def area_scores(boards, nbr, komi):
+def area_scores(boards: np.ndarray, nbr: np.ndarray, komi: float) -> np.ndarray:
     """Area score from Black's view, komi included: boards [M, N*N] int8 -> [M] float64."""
+    nn = boards.shape[1]
+    out = np.empty(boards.shape[0], np.float64)
+    _area_scores(boards, nbr, komi, out, np.empty(nn, np.int64), np.empty(nn, np.bool_))
+    return out
+
+
+@_jit
+def _area_scores(boards, nbr, komi, out, region, seen):
+    """`area_scores` into out [M] float64; region [N*N] int64 and seen [N*N] bool: scratch."""
     m, nn = boards.shape
-    out = np.empty(m, np.float64)
-    region = np.empty(nn, np.int64)
     for g in range(m):
         board = boards[g]
-        seen = np.zeros(nn, np.bool_)
+        for c in range(nn):
+            seen[c] = False
         score = 0.0
         for c in range(nn):
             if board[c] != 0:
@@ -170,21 +180,24 @@ def area_scores(boards, nbr, komi):
                 elif touches_white and not touches_black:
                     score -= size
         out[g] = score - komi
-    return out
 
 
-@_jit
-def play_out(boards, to_move, passes, plies, nbr, max_moves):
+def play_out(boards: np.ndarray, to_move: np.ndarray, passes: np.ndarray, plies: np.ndarray, nbr: np.ndarray,
+             max_moves: int) -> None:
     """Play every board to its end in place (policy in the module docstring).
 
     boards [M, N*N] int8 (modified), to_move [M] int8 (+1/-1), passes [M] int64 (consecutive passes so far),
     plies [M] int64 (moves played so far; the playout stops at `max_moves`). Returns nothing.
     """
+    nn = boards.shape[1]
+    _play_out(boards, to_move, passes, plies, nbr, max_moves, np.zeros(1, np.int64), np.zeros(nn, np.int64),
+              np.empty(nn, np.int64), np.empty(nn, np.int64))
+
+
+@_jit
+def _play_out(boards, to_move, passes, plies, nbr, max_moves, stamp, mark, stack, candidates):
+    """`play_out`; stamp [1] and mark [N*N] int64 (zeros on entry), stack and candidates [N*N] int64: scratch."""
     m, nn = boards.shape
-    stamp = np.zeros(1, np.int64)
-    mark = np.zeros(nn, np.int64)
-    stack = np.empty(nn, np.int64)
-    candidates = np.empty(nn, np.int64)
     for g in range(m):
         board = boards[g]
         player = np.int8(to_move[g])

@@ -15,7 +15,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, nogil=True)
+#: Compiled without numba's reference-counted runtime (like shared.search.jit.borrowing_kernel): the helpers take
+#: array arguments, whose reference counts the runtime would update atomically at every call. Nothing compiled here
+#: makes an array; the wrappers pass every buffer in.
+_jit = numba.njit(cache=True, nogil=True, _nrt=False)
 
 
 @_jit
@@ -106,16 +109,21 @@ def play(board, height, width, action, player, passes):
     return -player, passes, done
 
 
-@_jit
-def play_out(boards, to_move, passes, height, width, record) -> None:
+def play_out(boards: np.ndarray, to_move: np.ndarray, passes: np.ndarray, height: int, width: int,
+             record: np.ndarray) -> None:
     """Play every unfinished position to its end with uniformly random legal actions, boards changed in place.
 
     boards [M, H*W] int8, to_move [M] int64 (+1/-1), passes [M] int64 (consecutive passes so far); record
     [M, L] int64: the first L actions of each playout are written there (entries after the end are left as they
     are; L = 0 records nothing). Returns nothing.
     """
+    _play_out(boards, to_move, passes, height, width, record, np.empty(height * width + 1, np.int64))
+
+
+@_jit
+def _play_out(boards, to_move, passes, height, width, record, actions):
+    """`play_out`; actions [H*W + 1] int64: scratch."""
     m = boards.shape[0]
-    actions = np.empty(height * width + 1, np.int64)
     for g in range(m):
         board = boards[g]
         player, passed, done, ply = to_move[g], passes[g], False, 0
@@ -128,18 +136,22 @@ def play_out(boards, to_move, passes, height, width, record) -> None:
             ply += 1
 
 
-@_jit
-def disc_winners(boards) -> np.ndarray:
+def disc_winners(boards: np.ndarray) -> np.ndarray:
     """Winner by disc count, as the rules score a finished game: boards [M, H*W] int8 -> [M] int64 (+1 black
     has more discs, -1 white, 0 equal)."""
+    out = np.empty(boards.shape[0], np.int64)
+    _disc_winners(boards, out)
+    return out
+
+
+@_jit
+def _disc_winners(boards, out):
     m, nn = boards.shape
-    out = np.empty(m, np.int64)
     for g in range(m):
         total = 0
         for c in range(nn):
             total += boards[g, c]
         out[g] = 1 if total > 0 else (-1 if total < 0 else 0)
-    return out
 
 
 def random_playout_winners(boards: np.ndarray, to_move: np.ndarray, passes: np.ndarray, height: int, width: int,

@@ -1,29 +1,31 @@
-"""The hot search and line kernels run without numba's reference-counted runtime (shared.search.jit.borrowing_kernel):
-with it, every array handed to an inlined helper cost atomic reference-count updates on each call, more than the
-descent's own work (BENCHMARKS.md, "Search kernels without reference counting"). A kernel put back on the plain
-decorator would still be correct, only slower, so this checks the setting itself, after a real search used them."""
+"""The hot search, line, solver and playout kernels run without numba's reference-counted runtime
+(shared.search.jit.borrowing_kernel): with it, every array handed to a helper cost atomic reference-count updates
+on each call, more than the descent's own work (BENCHMARKS.md, "Search kernels without reference counting").
+A kernel put back on the plain decorator would still be correct, only slower, so this checks the setting itself,
+after a real search, solve and playout used them."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from cli.bench.search import _TableEvaluator
-from shared.games import lines, make_game
+from shared.games import go_playout, lines, make_game, othello_playout
 from shared.search import backup, connect4_solver, othello_solver, puct, tree
 from shared.search.mcts import BatchedMCTS, SearchConfig
 
 HOT_KERNELS = [puct._select_kernel, tree._expand_nodes, tree._softmax_shift, tree._gather_states,
                tree._mark_leaves, tree._root_statistics, backup._backup_kernel, lines._step_stored,
                lines._bitboard_outcomes, lines._row_mask_outcomes, othello_solver._move_values,
-               connect4_solver._move_values]
+               connect4_solver._move_values, go_playout._play_out, go_playout._area_scores,
+               othello_playout._play_out, othello_playout._disc_winners]
 #: Kernels only other kernels call (their code is compiled into the caller's, so their dispatcher may stay empty).
 INNER_KERNELS = [othello_solver._solve, connect4_solver._solve, connect4_solver._negamax]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def searched() -> None:
-    """One short search on each board layout and one solve by each perfect solver, so that every hot kernel was compiled
-    (or loaded) and called."""
+    """One short search on each board layout, one solve by each perfect solver and a few random playouts, so that
+    every hot kernel was compiled (or loaded) and called."""
     for name in ("connect4", "gomoku-8x8-5", "gomoku-9x9-5"):
         game = make_game(name)
         rng = np.random.default_rng(0)
@@ -40,6 +42,9 @@ def searched() -> None:
     connect4 = make_game("connect4")
     state = connect4.step(connect4.initial_states(1), np.array([3]))
     connect4_solver.Connect4Solver(max_nodes=1000).state_values(state[0])
+    for name in ("othello-6x6", "go-9x9"):                   # the pure-MCTS yardstick's random playouts
+        game = make_game(name)
+        assert game.playout_winners(game.initial_states(2), np.random.default_rng(0)).shape == (2,)
 
 
 @pytest.mark.parametrize("kernel", HOT_KERNELS + INNER_KERNELS, ids=lambda k: k.py_func.__qualname__)
