@@ -18,22 +18,18 @@ N*N meaning off the board (`shared.games.go_rules.GoTables.nbr`).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-#: Compiled without numba's reference-counted runtime (like shared.search.jit.borrowing_kernel): the helpers take
-#: array arguments, whose reference counts the runtime would update atomically at every call. Nothing compiled here
-#: makes an array; the wrappers pass every buffer in.
-_jit = numba.njit(cache=True, nogil=True, _nrt=False)
+from shared.games.compiled import borrowing_jit
 
 
-@_jit
+@borrowing_jit
 def _seed(seed: int) -> None:
     """Seed numba's own generator (separate from numpy's) for the playouts of this thread."""
     np.random.seed(seed)
 
 
-@_jit
+@borrowing_jit
 def _has_liberty_besides(board, nbr, start, skip, stamp, mark, stack) -> bool:
     """Whether the group at `start` touches an empty point other than `skip` (flood fill, stops at the first)."""
     nn = board.shape[0]
@@ -61,7 +57,7 @@ def _has_liberty_besides(board, nbr, start, skip, stamp, mark, stack) -> bool:
     return False
 
 
-@_jit
+@borrowing_jit
 def _remove_group(board, nbr, start, stack) -> int:
     """Remove the group at `start` from the board; returns the number of stones removed."""
     nn = board.shape[0]
@@ -82,7 +78,7 @@ def _remove_group(board, nbr, start, stack) -> int:
     return removed
 
 
-@_jit
+@borrowing_jit
 def _is_own_eye(board, nbr, cell, player) -> bool:
     """An empty point whose on-board neighbours are all `player`'s stones."""
     nn = board.shape[0]
@@ -93,7 +89,7 @@ def _is_own_eye(board, nbr, cell, player) -> bool:
     return True
 
 
-@_jit
+@borrowing_jit
 def _is_legal(board, nbr, cell, player, ko, stamp, mark, stack) -> bool:
     """Placing `player` at the empty `cell`: not the ko point, and not suicide (a liberty, a capture, or a
     connection to an own group that keeps another liberty)."""
@@ -115,7 +111,7 @@ def _is_legal(board, nbr, cell, player, ko, stamp, mark, stack) -> bool:
     return False
 
 
-@_jit
+@borrowing_jit
 def _place(board, nbr, cell, player, stamp, mark, stack) -> int:
     """Play a legal placement; returns the new ko point (the single captured stone's cell, else -1)."""
     nn = board.shape[0]
@@ -143,7 +139,7 @@ def area_scores(boards: np.ndarray, nbr: np.ndarray, komi: float) -> np.ndarray:
     return out
 
 
-@_jit
+@borrowing_jit
 def _area_scores(boards, nbr, komi, out, region, seen):
     """`area_scores` into out [M] float64; region [N*N] int64 and seen [N*N] bool: scratch."""
     m, nn = boards.shape
@@ -194,7 +190,7 @@ def play_out(boards: np.ndarray, to_move: np.ndarray, passes: np.ndarray, plies:
               np.empty(nn, np.int64), np.empty(nn, np.int64))
 
 
-@_jit
+@borrowing_jit
 def _play_out(boards, to_move, passes, plies, nbr, max_moves, stamp, mark, stack, candidates):
     """`play_out`; stamp [1] and mark [N*N] int64 (zeros on entry), stack and candidates [N*N] int64: scratch."""
     m, nn = boards.shape

@@ -24,12 +24,7 @@ import numba
 import numpy as np
 
 from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS
-
-#: Kernels that allocate nothing are compiled without numba's reference-counted runtime: with it, each row view
-#: and each array passed to an inlined helper costs atomic reference-count updates on every use (see
-#: shared.search.jit.borrowing_kernel, the same setting for the search kernels).
-_borrowing = numba.njit(cache=True, nogil=True, _nrt=False)
-
+from shared.games.compiled import borrowing_jit
 
 #: (row step, column step) of the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -85,7 +80,7 @@ def _line_through(board, played, height, width, n_in_row):
     return False
 
 
-@_borrowing
+@borrowing_jit
 def _completes_line(cells, played, height, width, n_in_row, out):
     for b in range(cells.shape[0]):
         out[b] = _line_through(cells[b], played[b], height, width, n_in_row)
@@ -117,7 +112,7 @@ def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, 
     return terminal, value
 
 
-@_borrowing
+@borrowing_jit
 def _step_stored(store, slots, parents, children, actions, height, width, n_in_row, gravity, terminal, value):
     num_cells = height * width
     last = store.shape[2] - 1
@@ -291,7 +286,7 @@ def _bitboard_wins(stones, empty, width, n_in_row, column_masks, after, before):
     return found & empty
 
 
-@_borrowing
+@borrowing_jit
 def _bitboard_outcomes(states, height, width, n_in_row, gravity, out, column_masks, after, before, own, opponent,
                        empty):
     """out[b] = the move outcomes of states[b], boards of at most 64 cells (rules in `line_move_outcomes`); rows of
@@ -422,7 +417,7 @@ def _row_scratch(height: int, n_in_row: int) -> tuple[np.ndarray, ...]:
             np.empty(n_in_row, np.uint64))
 
 
-@_borrowing
+@borrowing_jit
 def _completion_cells(cells, height, width, n_in_row, first_out, second_out, stones, empty, wins, after):
     for b in range(cells.shape[0]):
         if not _board_row_wins(cells[b], height, width, n_in_row, stones, empty, wins, after):
@@ -433,7 +428,7 @@ def _completion_cells(cells, height, width, n_in_row, first_out, second_out, sto
                 second_out[b, r * width + c] = (wins[1, r] >> np.uint64(c)) & np.uint64(1)
 
 
-@_borrowing
+@borrowing_jit
 def _row_mask_outcomes(states, height, width, n_in_row, out, stones, empty, wins, after):
     """`_bitboard_outcomes` without gravity for boards of any size, on row masks (scratch from `_row_scratch`)."""
     num_cells = height * width

@@ -12,22 +12,18 @@ the pass, as in the game.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-#: Compiled without numba's reference-counted runtime (like shared.search.jit.borrowing_kernel): the helpers take
-#: array arguments, whose reference counts the runtime would update atomically at every call. Nothing compiled here
-#: makes an array; the wrappers pass every buffer in.
-_jit = numba.njit(cache=True, nogil=True, _nrt=False)
+from shared.games.compiled import borrowing_jit
 
 
-@_jit
+@borrowing_jit
 def _seed(seed: int) -> None:
     """Seed numba's own generator (separate from numpy's) for the playouts of this thread."""
     np.random.seed(seed)
 
 
-@_jit
+@borrowing_jit
 def _flank_length(board, height, width, row, col, d_row, d_col, player) -> int:
     """Opponent discs outflanked along one direction by `player` playing on (row, col): a run of opponent discs
     that ends in an own disc; 0 when the run is empty or ends in an empty cell or the edge."""
@@ -45,7 +41,7 @@ def _flank_length(board, height, width, row, col, d_row, d_col, player) -> int:
     return 0
 
 
-@_jit
+@borrowing_jit
 def _is_placement(board, height, width, cell, player) -> bool:
     """Whether `player` may place on `cell`: empty and outflanking at least one line."""
     if board[cell] != 0:
@@ -58,7 +54,7 @@ def _is_placement(board, height, width, cell, player) -> bool:
     return False
 
 
-@_jit
+@borrowing_jit
 def _can_place(board, height, width, player) -> bool:
     """Whether `player` has any placement on the board."""
     for cell in range(height * width):
@@ -67,7 +63,7 @@ def _can_place(board, height, width, player) -> bool:
     return False
 
 
-@_jit
+@borrowing_jit
 def legal_actions(board, height, width, player, out) -> int:
     """The legal actions of an unfinished position, in increasing order, written to out[:count]; returns count.
 
@@ -85,7 +81,7 @@ def legal_actions(board, height, width, player, out) -> int:
     return count
 
 
-@_jit
+@borrowing_jit
 def play(board, height, width, action, player, passes):
     """One legal action of `player` in an unfinished position, as `Othello.step` plays it; board changed in place.
 
@@ -120,7 +116,7 @@ def play_out(boards: np.ndarray, to_move: np.ndarray, passes: np.ndarray, height
     _play_out(boards, to_move, passes, height, width, record, np.empty(height * width + 1, np.int64))
 
 
-@_jit
+@borrowing_jit
 def _play_out(boards, to_move, passes, height, width, record, actions):
     """`play_out`; actions [H*W + 1] int64: scratch."""
     m = boards.shape[0]
@@ -144,7 +140,7 @@ def disc_winners(boards: np.ndarray) -> np.ndarray:
     return out
 
 
-@_jit
+@borrowing_jit
 def _disc_winners(boards, out):
     m, nn = boards.shape
     for g in range(m):

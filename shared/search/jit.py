@@ -22,7 +22,8 @@ kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 #: is incref'ed on entry and decref'ed on exit (one call to an atomic counter update each), on every call: in the
 #: descent that was 12 or more such calls per node visited, more time than the descent's own work (measured, see
 #: BENCHMARKS.md). Such a kernel cannot create arrays (np.empty and the like fail to compile) nor return them:
-#: its wrapper passes every buffer in, and views and record views of the arguments stay free.
+#: its wrapper passes every buffer in, and views and record views of the arguments stay free. The games' rules
+#: use the same setting (shared.games.compiled.borrowing_jit).
 borrowing_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 #: Decorator for recursive kernels: not cached on disk (numba segfaults when it loads a cached self-recursive
 #: function), so each process compiles them on first use; without the reference-counted runtime, like

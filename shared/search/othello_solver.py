@@ -128,17 +128,17 @@ def _slot(own, opp, shift):
 
 @borrowing_kernel
 def _solve(own, opp, alpha, beta, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-           table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows, highs, searched_low, best, best_move,
-           passed, tabled, listed, count, tried, keys):
+           table_move, shift, table_min, nodes, max_nodes, stack):
     """Value in {-1, 0, 1} of the position (own to move, not over) for the side to move, alpha-beta bounded by
     [alpha, beta]; nodes[0] counts nodes, and past max_nodes nodes[1] is set and the value is meaningless.
 
     The transposition table (table_*: [2^bits], index `_slot`, shift = 64 - bits) holds, for positions with more
     than table_min empty squares, proven bounds [low, high] of their value and the best move found; an
     empty entry has own = opp = 0 (no real position). Entries are exact facts, so they are kept between calls.
-    The explicit stack (mine ... tried, one entry per frame; searched_low: alpha after the table narrowed it, what
-    the stored bound refers to) and keys come from `_search_scratch`: every frame's entries are written before
+    stack: `_search_scratch()`, the explicit stack (one entry per frame; searched_low: alpha after the table
+    narrowed it, what the stored bound refers to) and the ordering keys; every frame's entries are written before
     they are read."""
+    mine, theirs, lows, highs, searched_low, best, best_move, passed, tabled, listed, count, tried, keys = stack
     depth = 0
     mine[0], theirs[0], lows[0], highs[0] = own, opp, alpha, beta
     entering = True
@@ -238,17 +238,15 @@ def _search_scratch() -> tuple[np.ndarray, ...]:
 
 @borrowing_kernel
 def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, table_low, table_high, table_move,
-                 shift, table_min, max_nodes, unknown, out, nodes, mine, theirs, lows, highs, searched_low, best,
-                 best_move, passed, tabled, listed, count, tried, keys):
+                 shift, table_min, max_nodes, unknown, out, nodes, stack):
     """out[square] = value of playing on each square of the 8-wide layout and out[64] the pass's value, where that
     is legal (other entries are left as they are); `unknown` where the budget max_nodes, shared by all moves, ran
-    out. nodes [2] int64 (zeros on entry): nodes searched, and whether the budget ran out; the rest is
+    out. nodes [2] int64 (zeros on entry): nodes searched, and whether the budget ran out; stack:
     `_search_scratch()`."""
     moves = _moves(own, opp, valid, steps, masks)
     if moves == 0:
         value = _solve(opp, own, -1, 1, valid, steps, masks, priority, table_own, table_opp, table_low, table_high,
-                       table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows, highs, searched_low, best,
-                       best_move, passed, tabled, listed, count, tried, keys)
+                       table_move, shift, table_min, nodes, max_nodes, stack)
         out[64] = unknown if nodes[1] else -value
         return
     rest = moves
@@ -263,8 +261,7 @@ def _move_values(own, opp, valid, steps, masks, priority, table_own, table_opp, 
         else:
             flips = _flips(own, opp, move, steps, masks)
             child = _solve(opp ^ flips, own | move | flips, -1, 1, valid, steps, masks, priority, table_own, table_opp,
-                           table_low, table_high, table_move, shift, table_min, nodes, max_nodes, mine, theirs, lows,
-                           highs, searched_low, best, best_move, passed, tabled, listed, count, tried, keys)
+                           table_low, table_high, table_move, shift, table_min, nodes, max_nodes, stack)
             value = unknown if nodes[1] else -child
         out[square] = value
 
@@ -356,6 +353,6 @@ class OthelloSolver:
         nodes = np.zeros(2, np.int64)
         _move_values(np.uint64(own), np.uint64(opp), board.valid, board.steps, board.masks, board.priority,
                      *self._table, np.uint64(64 - _TABLE_BITS), self.table_min_empties, self.max_nodes, UNKNOWN, layout,
-                     nodes, *self._scratch)
+                     nodes, self._scratch)
         self.last_nodes = int(nodes[0])
         return np.concatenate([layout[self._bit_of_action], layout[64:]])

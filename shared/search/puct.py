@@ -74,14 +74,13 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
     A path stops at the first edge whose child is UNVISITED (the child is created, unexpanded), terminal, proven,
     or created earlier in the same step but not yet evaluated (a collision).
     """
-    count, k_max = slots.shape[0], tree.top_actions.shape[2]
+    count = slots.shape[0]
     sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
-    scratch = (np.empty(count, np.int64), np.empty(count, np.int32), np.empty(k_max, np.float32),
-               np.empty(k_max, np.int16))
+    best_p, best_a, _ = tree.rank_scratch
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
                    solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
-                   sel.leaf_kind, sel.leaf_value, *scratch)
+                   sel.leaf_kind, sel.leaf_value, np.empty(count, np.int64), np.empty(count, np.int32), best_p, best_a)
     return sel
 
 

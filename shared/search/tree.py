@@ -78,6 +78,9 @@ def top_k(num_actions: int) -> int:
     return 0 if num_actions <= ROW_SCAN_ACTIONS else 4
 
 
+#: Width of the blocks `_expand_nodes` ranks by (see there).
+RANK_BLOCK = 16
+
 NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("prior", np.float32),
                        ("first_child", np.int32), ("next_sibling", np.int32), ("action", np.int16),
                        ("expanded", np.bool_), ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
@@ -111,6 +114,10 @@ class TreeStorage:
         self.alloc[:, 1] = NO_CHILD
         self.root_prior_clean = np.zeros((num_slots, num_actions), np.float32)
         self.valid = np.zeros(num_slots, bool)
+        #: scratch of the kernels that rank a node's top actions (selection's re-ranking, expansion): (best priors
+        #: [K] float32, their actions [K] int16, block maxima [ceil(A / RANK_BLOCK)] float32)
+        self.rank_scratch = (np.empty(top_k(num_actions), np.float32), np.empty(top_k(num_actions), np.int16),
+                             np.empty(-(-num_actions // RANK_BLOCK), np.float32))
         for name, field in _NODE_VIEWS.items():
             setattr(self, name, self.nodes[field])
 
@@ -214,11 +221,8 @@ class TreeStorage:
         if no_outcomes:
             outcomes = np.zeros((1, 1), np.int8)
         proven = np.zeros(slots.shape[0], np.int8)
-        k_max = self.top_actions.shape[2]
         _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
-                      self.prior, self.edge_proven, self.top_actions, self.top_prior, proven,
-                      np.empty(k_max, np.float32), np.empty(k_max, np.int16),
-                      np.empty(-(-self.num_actions // RANK_BLOCK), np.float32))
+                      self.prior, self.edge_proven, self.top_actions, self.top_prior, proven, *self.rank_scratch)
         return proven
 
     def set_root_prior(self, slots: np.ndarray, prior: np.ndarray) -> None:
@@ -332,10 +336,6 @@ def insert_top(best_p, best_a, count, p, a):
         j -= 1
     best_p[j], best_a[j] = p, a
     return count + 1 if count < k_max else count
-
-
-#: Width of the blocks `_expand_nodes` ranks by (see there).
-RANK_BLOCK = 16
 
 
 @borrowing_kernel
