@@ -17,7 +17,9 @@ activation buffers of one pass are not page-faulted in again by the next: 19-38%
 measured with a small network.
 Every pass runs `inference_model`, a copy of the model with each batch norm folded into the convolution before it
 (shared.network.folded: the same function up to float rounding, 9-25% faster on CPU); `model` stays the network
-as given. Both are fixed at construction: a new model version gets a new evaluator.
+as given. Both are fixed at construction: a new model version gets a new evaluator. A CPU bf16 pass (without
+torch.compile) runs `bf16_copy(inference_model)` on inputs cast to bf16: the outputs of bf16 autocast bit for bit,
+without casting every weight again on every pass (about 6% faster with a 2x48 network at batch 64).
 CUDA: pinned host buffers + non_blocking copies, bf16 autocast by default; optional CUDA graphs
 (`use_cuda_graphs=True`, one captured graph per padded batch size) or torch.compile
 (`compile_model=True`). Both options are off by default and never required.
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from shared.games.base import Game
-from shared.network.folded import FoldedPolicyValueNet
+from shared.network.folded import FoldedPolicyValueNet, bf16_copy
 from shared.network.host_memory import retain_freed_memory
 from shared.network.precision import batch_bucket, check_precision, resolve_precision
 from shared.network.resnet import PolicyValueNet
@@ -114,12 +116,17 @@ class TorchEvaluator:
         self.use_cuda_graphs = use_cuda_graphs
         self._forward = (torch.compile(self.inference_model, dynamic=True) if compile_model
                          else self.inference_model)
+        #: CPU bf16 passes: the folded network with its weights cast to bf16 once (made at the first such pass;
+        #: the same outputs bit for bit as bf16 autocast, which casts every weight again on every pass)
+        self._bf16_copy: torch.nn.Module | None = None
         self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """states [M, S] int16 -> (logits [M, A] float32, values [M] float32 in [-1, 1], side to move)."""
         self._check_states(states)
         count = states.shape[0]
+        if count <= self.max_batch:                                            # one pass: its outputs as they are
+            return self.forward_planes(self.game.encode(states))
         logits = np.empty((count, self.game.num_actions), dtype=np.float32)  # [M, A] float32
         values = np.empty((count,), dtype=np.float32)                         # [M] float32
         for start in range(0, count, self.max_batch):
@@ -142,7 +149,10 @@ class TorchEvaluator:
         bf16 = self.bf16_at(inputs.shape[0])
         self.use_bf16 = bf16
         if not self.is_cuda:
-            logits, values = self._run_model(inputs.contiguous(memory_format=self.memory_format), bf16)
+            # A bf16 pass of the bf16 copy gets bf16 inputs: cast, then the layout copy at half the bytes (measured
+            # 12 us for both at batch 64 on 8x8, against 19 us for one combined `to(dtype, memory_format)`).
+            dtype = torch.bfloat16 if bf16 and self._runs_bf16_copy() else torch.float32
+            logits, values = self._run_model(inputs.to(dtype).contiguous(memory_format=self.memory_format), bf16)
             return logits.float().numpy(), values.float().numpy()
         if self.use_cuda_graphs:
             logits, values = self._run_graph(inputs)
@@ -162,8 +172,16 @@ class TorchEvaluator:
 
     def _run_model(self, inputs: torch.Tensor, bf16: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         enabled = self.bf16_at(inputs.shape[0]) if bf16 is None else bf16
+        if enabled and self._runs_bf16_copy():
+            if self._bf16_copy is None:
+                self._bf16_copy = bf16_copy(self.inference_model)
+            return self._bf16_copy(inputs.to(torch.bfloat16))          # no copy when already bf16
         with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=enabled):
             return self._forward(inputs)
+
+    def _runs_bf16_copy(self) -> bool:
+        """Whether bf16 passes run the bf16 copy of the network (CPU without torch.compile) instead of autocast."""
+        return not self.is_cuda and self._forward is self.inference_model
 
     def _to_host(self, logits: torch.Tensor, values: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
         """Copy CUDA outputs into pinned host memory asynchronously, then wait once."""

@@ -8,7 +8,7 @@ import torch
 
 from shared.games import make_game
 from shared.network.evaluator import TorchEvaluator
-from shared.network.folded import FoldedPolicyValueNet
+from shared.network.folded import FoldedPolicyValueNet, bf16_copy
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError
 
@@ -77,3 +77,39 @@ def test_evaluator_runs_the_folded_network() -> None:
         want_logits, want_values = model(torch.from_numpy(game.encode(states)))
     np.testing.assert_allclose(logits, want_logits.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(values, want_values.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _autocast_bf16(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    with torch.inference_mode(), torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        logits, values = model(inputs)
+    return logits.float(), values.float()
+
+
+@pytest.mark.parametrize("game_name, blocks, channels", [("connect4", 2, 16), ("gomoku-8x8-5", 2, 48)])
+def test_bf16_copy_equals_bf16_autocast_bit_for_bit(game_name: str, blocks: int, channels: int) -> None:
+    model = _network_with_batch_norm_statistics(game_name, blocks, channels, seed=7)
+    folded = FoldedPolicyValueNet(model).to(memory_format=torch.channels_last)
+    copy16 = bf16_copy(folded)
+    assert all(p.dtype == torch.bfloat16 for p in copy16.parameters())
+    assert all(p.dtype == torch.float32 for p in folded.parameters())           # the source is left as it was
+    inputs = torch.randn(64, model.num_planes, model.height, model.width).contiguous(memory_format=torch.channels_last)
+    want_logits, want_values = _autocast_bf16(folded, inputs)
+    with torch.inference_mode():
+        logits, values = copy16(inputs.to(torch.bfloat16))
+    assert logits.dtype == torch.bfloat16
+    assert torch.equal(logits.float(), want_logits) and torch.equal(values.float(), want_values)
+
+
+def test_bf16_evaluator_returns_the_autocast_outputs() -> None:
+    model = _network_with_batch_norm_statistics("gomoku-8x8-5", 2, 24, seed=9)
+    game = make_game("gomoku-8x8-5")
+    evaluator = TorchEvaluator(model, game, precision="bf16")
+    states = game.step(game.initial_states(5), np.array([0, 9, 27, 36, 63]))
+    logits, values = evaluator(states)
+    assert logits.dtype == np.float32 and values.dtype == np.float32
+    inputs = torch.from_numpy(game.encode(states)).contiguous(memory_format=torch.channels_last)
+    want_logits, want_values = _autocast_bf16(evaluator.inference_model, inputs)
+    np.testing.assert_array_equal(logits, want_logits.numpy())
+    np.testing.assert_array_equal(values, want_values.numpy())
+    fp32_logits, _ = TorchEvaluator(model, game, precision="fp32")(states)
+    assert not np.array_equal(fp32_logits, logits)                              # it really ran in bf16
