@@ -20,6 +20,7 @@ import numpy as np
 from shared.games.base import (
     F_DONE, F_LAST, F_PASSES, F_PLAYER, F_PLY, F_WINNER, NO_ACTION, STATE_DTYPE, Game, GameError,
 )
+from shared.games.compiled import borrowing_jit
 from shared.games.notation import SYMBOLS
 from shared.games.symmetry import GridSymmetries
 
@@ -118,16 +119,12 @@ class GridGame(Game):
         """Input planes (see the module docstring): states [B, S] int16 -> [B, C, H, W] float32."""
         self._check_states(states)
         batch, cells_count = states.shape[0], self.num_cells
-        cells = states[:, :cells_count]
-        player = states[:, cells_count + F_PLAYER][:, None]                       # [B, 1]
-        planes = np.zeros((batch, self.num_planes, cells_count), dtype=np.float32)  # [B, C, H*W] float32
-        planes[:, 0] = cells == player
-        planes[:, 1] = cells == -player
-        last_cell = self._last_move_cells(states)
-        has_last = np.flatnonzero(last_cell >= 0)
-        planes[has_last, 2, last_cell[has_last]] = 1.0
-        planes[:, 3] = player == 1
-        self._fill_extra_planes(states, planes)
+        extra = self.num_planes > BASE_PLANES
+        planes = (np.zeros if extra else np.empty)((batch, self.num_planes, cells_count), np.float32)  # [B, C, H*W]
+        _fill_base_planes(np.ascontiguousarray(states, STATE_DTYPE), cells_count + F_PLAYER,
+                          np.ascontiguousarray(self._last_move_cells(states), np.int64), planes)
+        if extra:
+            self._fill_extra_planes(states, planes)
         return planes.reshape(batch, self.num_planes, self.height, self.width)
 
     # ----- symmetries -----------------------------------------------------------------------
@@ -175,3 +172,22 @@ class GridGame(Game):
         if state.shape != (self.state_size,):
             raise GameError(f"{self.name}: render takes one state of length {self.state_size}, got shape {state.shape}")
         return state
+
+
+@borrowing_jit
+def _fill_base_planes(states, player_field, last_cell, planes):
+    """The common planes 0-3 of `GridGame.encode` into planes [B, C, H*W] float32 (every value of planes 0-3
+    written): states [B, S] int16 (board cells first, the side to move in field `player_field`), last_cell [B]
+    int64 (-1: no last stone)."""
+    cells_count = planes.shape[2]
+    for b in range(states.shape[0]):
+        player = states[b, player_field]
+        first = np.float32(player == 1)
+        for c in range(cells_count):
+            cell = states[b, c]
+            planes[b, 0, c] = np.float32(cell == player)
+            planes[b, 1, c] = np.float32(cell == -player)
+            planes[b, 2, c] = np.float32(0.0)
+            planes[b, 3, c] = first
+        if last_cell[b] >= 0:
+            planes[b, 2, last_cell[b]] = np.float32(1.0)

@@ -103,6 +103,7 @@ def test_encoding_planes(game_and_playout):
     planes = game.encode(states)
     n = game.num_cells
     assert planes.shape == (len(states), game.num_planes, game.height, game.width) and planes.dtype == np.float32
+    assert np.array_equal(game.encode(states[::2]), planes[::2])          # a strided batch encodes the same
     flat = planes.reshape(len(states), game.num_planes, n)
     player = field(game, states, F_PLAYER)[:, None]
     assert np.array_equal(flat[:, 0], (states[:, :n] == player).astype(np.float32))
