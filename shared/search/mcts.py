@@ -217,11 +217,14 @@ class BatchedMCTS:
         if logits.shape != (count, num_actions) or values.shape != (count,):
             raise EvaluatorError(f"evaluator returned logits {logits.shape} and values {values.shape} for {count} "
                                  f"states; expected ({count}, {num_actions}) and ({count},)")
-        if not np.isfinite(values).all():
+        low, high = (values.min(), values.max()) if count else (0.0, 0.0)   # NaN and +-inf show in one of the two
+        if not (np.isfinite(low) and np.isfinite(high)):
             raise EvaluatorError("evaluator returned non-finite values; values must be finite, in [-1, 1]")
         self.evaluator_calls += 1
         self.evaluated_positions += count
-        return logits, np.clip(values, np.float32(-1.0), np.float32(1.0))
+        if low < -1.0 or high > 1.0:
+            values = np.clip(values, np.float32(-1.0), np.float32(1.0))
+        return logits, values
 
     # ----- search internals ------------------------------------------------------------------------------
     def _prepare_roots(self, slots: np.ndarray, states: np.ndarray, sims: int) -> None:

@@ -150,9 +150,33 @@ def test_bad_inputs_raise_clear_errors() -> None:
     def nan_values(states):
         return np.zeros((states.shape[0], 9), np.float32), np.full(states.shape[0], np.nan, np.float32)
 
-    for evaluator in (wrong_shape, nan_values):
+    def one_nan(states):
+        values = np.zeros(states.shape[0], np.float32)
+        values[-1] = np.nan                                             # one bad value among good ones
+        return np.zeros((states.shape[0], 9), np.float32), values
+
+    def infinite_values(states):
+        return np.zeros((states.shape[0], 9), np.float32), np.full(states.shape[0], -np.inf, np.float32)
+
+    for evaluator in (wrong_shape, nan_values, one_nan, infinite_values):
         with pytest.raises(EvaluatorError):
-            BatchedMCTS(game, evaluator, SearchConfig(), np.random.default_rng(0)).search(game.initial_states(1), False)
+            BatchedMCTS(game, evaluator, SearchConfig(), np.random.default_rng(0)).search(game.initial_states(3), False)
+
+
+def test_values_out_of_range_are_clipped() -> None:
+    game = make_game("tictactoe")
+
+    def too_large(states):
+        return np.zeros((states.shape[0], 9), np.float32), np.full(states.shape[0], 3.0, np.float32)
+
+    mcts = BatchedMCTS(game, too_large, SearchConfig(num_simulations=20, solver=False), np.random.default_rng(0))
+    result = mcts.search(game.initial_states(2), add_noise=False)
+    # Every value backed up was clipped to [-1, 1]: no node's value sum exceeds its visits (3 per visit unclipped).
+    tree = mcts._tree
+    for slot in range(2):
+        nodes = tree.nodes_in_use(slot)
+        assert (np.abs(tree.node_value_sum[slot, nodes]) <= tree.node_visits[slot, nodes]).all()
+    assert (np.abs(result.root_value) <= 1.0).all() and (np.abs(result.q) <= 1.0).all()
 
 
 def test_masked_softmax_handles_masks_and_missing_mass() -> None:
