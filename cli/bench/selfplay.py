@@ -165,15 +165,18 @@ def run_benchmark(settings: BenchSettings, log: Callable[[str], None] = lambda _
     forward_rate_1 = float(np.median(measure_forward(evaluator, planes[:1], settings.forward_seconds / 4)))
 
     log(f"batched self-play: {settings.games} games x {settings.moves} moves at {settings.sims} simulations ...")
-    run_selfplay(game, evaluator, min(settings.games, 2), _selfplay_config(settings, settings.leaves_per_step, 1),
-                 settings.seed + 1)                                          # warm-up (first-call costs)
+    # Warm-up: one move of every game, so that first-call costs (kernel loading, oneDNN primitives) and the first
+    # touch of the search trees' memory (kept by the process afterwards, as in a worker that has played a job
+    # before) stay out of the timing.
+    run_selfplay(game, evaluator, settings.games, _selfplay_config(settings, settings.leaves_per_step, 1),
+                 settings.seed + 1)
     counting = CountingEvaluator(evaluator)
     batched_config = _selfplay_config(settings, settings.leaves_per_step, settings.moves, settings.overlap == "on")
     played, batched_seconds = run_selfplay(game, counting, settings.games, batched_config, settings.seed + 2)
     overlap_figures: dict[str, Any] = {}
     if settings.overlap == "both":
         log("batched self-play again with overlap on ...")
-        run_selfplay(game, evaluator, min(settings.games, 4),
+        run_selfplay(game, evaluator, settings.games,
                      _selfplay_config(settings, settings.leaves_per_step, 1, True), settings.seed + 1)
         overlap_counting = CountingEvaluator(evaluator)
         on_played, on_seconds = run_selfplay(
