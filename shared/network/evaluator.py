@@ -116,8 +116,10 @@ class TorchEvaluator:
         self.use_cuda_graphs = use_cuda_graphs
         self._forward = (torch.compile(self.inference_model, dynamic=True) if compile_model
                          else self.inference_model)
-        #: CPU bf16 passes: the folded network with its weights cast to bf16 once (made at the first such pass;
-        #: the same outputs bit for bit as bf16 autocast, which casts every weight again on every pass)
+        #: CPU bf16 passes (without torch.compile) run the folded network with its weights cast to bf16 once (made
+        #: at the first such pass; the same outputs bit for bit as bf16 autocast, which casts every weight again on
+        #: every pass); elsewhere bf16 runs under autocast
+        self._uses_bf16_copy = not self.is_cuda and not compile_model
         self._bf16_copy: torch.nn.Module | None = None
         self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
@@ -151,7 +153,7 @@ class TorchEvaluator:
         if not self.is_cuda:
             # A bf16 pass of the bf16 copy gets bf16 inputs: cast, then the layout copy at half the bytes (measured
             # 12 us for both at batch 64 on 8x8, against 19 us for one combined `to(dtype, memory_format)`).
-            dtype = torch.bfloat16 if bf16 and self._runs_bf16_copy() else torch.float32
+            dtype = torch.bfloat16 if bf16 and self._uses_bf16_copy else torch.float32
             logits, values = self._run_model(inputs.to(dtype).contiguous(memory_format=self.memory_format), bf16)
             return logits.float().numpy(), values.float().numpy()
         if self.use_cuda_graphs:
@@ -172,16 +174,12 @@ class TorchEvaluator:
 
     def _run_model(self, inputs: torch.Tensor, bf16: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         enabled = self.bf16_at(inputs.shape[0]) if bf16 is None else bf16
-        if enabled and self._runs_bf16_copy():
+        if enabled and self._uses_bf16_copy:
             if self._bf16_copy is None:
                 self._bf16_copy = bf16_copy(self.inference_model)
             return self._bf16_copy(inputs.to(torch.bfloat16))          # no copy when already bf16
         with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=enabled):
             return self._forward(inputs)
-
-    def _runs_bf16_copy(self) -> bool:
-        """Whether bf16 passes run the bf16 copy of the network (CPU without torch.compile) instead of autocast."""
-        return not self.is_cuda and self._forward is self.inference_model
 
     def _to_host(self, logits: torch.Tensor, values: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
         """Copy CUDA outputs into pinned host memory asynchronously, then wait once."""
