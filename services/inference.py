@@ -12,6 +12,16 @@ evaluates everything it holds in ONE evaluator call (concatenated in client orde
 with its rows. A row's output does not depend on the other rows for row-wise evaluators (exactly) and for the
 torch network up to float rounding of the batch size's kernels.
 
+Two ways to serve, chosen by `server_parallelism(device, clients)`:
+- merged (parallel=1, a GPU): one evaluator call at a time on everything that arrived; a bigger batch keeps the
+  device busier at little extra cost per pass.
+- parallel (parallel=N > 1, a CPU): each request is evaluated on its own, up to N at once on a pool of threads
+  (torch runs a pass without holding the GIL), one torch thread each. On a CPU a pass costs about the same per
+  position at any batch, so merging only serialises the network on one core: two search processes sharing one
+  merged network on two cores ran at 0.59-0.74x of two separate workers (BENCHMARKS.md); answered in parallel,
+  the same network (one copy of the weights) runs on every core, and each pass sees exactly the batch a
+  separate worker would (the same outputs bit for bit).
+
 Pipes carry numpy arrays pickled (a few hundred KB per step at most); that is simpler and robust (a client that
 dies closes its pipe end, which the server sees as EOF) and costs little next to a forward pass.
 
@@ -25,6 +35,7 @@ import multiprocessing as mp
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
@@ -39,19 +50,32 @@ Evaluate = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 POLL_S = 0.05
 
 
+def server_parallelism(device: str, clients: int) -> int:
+    """How many evaluator calls an InferenceServer for `clients` search processes runs at once on `device`:
+    1 on a GPU (merged batches), `clients` on a CPU (each request on its own core); see the module docstring."""
+    return 1 if str(device).startswith("cuda") else max(1, int(clients))
+
+
 class InferenceServer:
-    """Batches the evaluation requests of several clients into one evaluator call; see the module docstring.
+    """Serves the evaluation requests of several clients with one evaluator; see the module docstring.
 
     evaluate: the Evaluator (states [M, S] int16 -> logits [M, A] float32, values [M] float32), called only from
-    the server thread. window_s: how long to wait for the other clients once one request arrived.
+    the server's threads. window_s: how long to wait for the other clients once one request arrived (merged
+    mode). parallel: 1 merges the requests that arrived into one call; N > 1 evaluates each request on its own,
+    up to N calls at once (the evaluator must then allow calls from several threads, as TorchEvaluator does).
     Statistics: `calls` evaluator calls, `positions` positions evaluated, `requests` requests answered.
     """
 
-    def __init__(self, evaluate: Evaluate, window_s: float = 0.002) -> None:
+    def __init__(self, evaluate: Evaluate, window_s: float = 0.002, parallel: int = 1) -> None:
         if window_s < 0:
             raise ValueError(f"window_s={window_s} must be >= 0")
+        if parallel < 1:
+            raise ValueError(f"parallel={parallel} must be >= 1")
         self.evaluate = evaluate
         self.window_s = window_s
+        self.parallel = parallel
+        #: the threads of parallel mode (None when merged: the server thread evaluates)
+        self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="inference") if parallel > 1 else None
         self._conns: list[Connection] = []          # server ends of live clients
         self._client_ends: list[Connection] = []    # client ends, closed here once handed over
         self._finished: dict[int, Any] = {}         # client index -> its ("done", payload) message payload
@@ -79,12 +103,14 @@ class InferenceServer:
         return self
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop the server thread (joined) and close every pipe end it holds."""
+        """Stop the server thread (joined), wait for the evaluator calls under way and close every pipe end."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():  # pragma: no cover - an evaluator call longer than timeout
                 raise RuntimeError("inference server thread did not stop")
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         with self._lock:
             for conn in self._conns + self._client_ends:
                 conn.close()
@@ -128,6 +154,10 @@ class InferenceServer:
             if not ready:
                 continue
             requests = self._read(ready)
+            if self._pool is not None:                  # parallel: each request on its own, at once
+                for request in requests:
+                    self._pool.submit(self._answer, [request])
+                continue
             deadline = time.monotonic() + self.window_s
             while True:
                 with self._lock:
@@ -176,14 +206,16 @@ class InferenceServer:
             for size in sizes:
                 replies.append(("ok", (logits[start:start + size], values[start:start + size])))
                 start += size
-            self.calls += 1
-            self.positions += start
+            with self._lock:
+                self.calls += 1
+                self.positions += start
         except Exception as exc:  # the clients raise it; the server keeps serving
             replies = [("error", f"{type(exc).__name__}: {exc}")] * len(requests)
         for (conn, _), reply in zip(requests, replies):
             try:
                 conn.send(reply)
-                self.requests += 1
+                with self._lock:
+                    self.requests += 1
             except (BrokenPipeError, OSError):
                 self._drop(conn)
 
@@ -248,12 +280,13 @@ def split_games(num_games: int, processes: int) -> list[int]:
 
 def play_selfplay_shared(game_name: str, evaluate: Evaluate, num_games: int, config: SelfPlayConfig,
                          seeds: list[int], processes: int, window_s: float = 0.002,
-                         timeout_s: float | None = None) -> SelfPlayRecords:
+                         timeout_s: float | None = None, parallel: int = 1) -> SelfPlayRecords:
     """Play `num_games` self-play games in `processes` spawned child processes sharing `evaluate` (this process).
 
     Child k plays split_games(num_games, processes)[k] games with np.random.default_rng(seeds[k]); records are
-    merged in child order (game ids offset). A child's failure raises EvaluatorError with its traceback;
-    children still running then are terminated. Every child is joined before returning.
+    merged in child order (game ids offset). parallel: the server's mode (`server_parallelism`; 1 = merged).
+    A child's failure raises EvaluatorError with its traceback; children still running then are terminated.
+    Every child is joined before returning.
     """
     shares = split_games(num_games, processes)
     if len(seeds) < len(shares):
@@ -261,7 +294,7 @@ def play_selfplay_shared(game_name: str, evaluate: Evaluate, num_games: int, con
     context = mp.get_context("spawn")
     children: list = []
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    with InferenceServer(evaluate, window_s=window_s) as server:
+    with InferenceServer(evaluate, window_s=window_s, parallel=parallel) as server:
         finished = False
         try:
             for share, seed in zip(shares, seeds):
@@ -308,4 +341,5 @@ def _stop_children(children: list, grace_s: float = 5.0) -> None:
             child.join(2.0)
 
 
-__all__ = ["InferenceClient", "InferenceServer", "merge_records", "play_selfplay_shared", "split_games"]
+__all__ = ["InferenceClient", "InferenceServer", "merge_records", "play_selfplay_shared", "server_parallelism",
+           "split_games"]

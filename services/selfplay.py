@@ -2,8 +2,8 @@
 
 `selfplay_job` is both the rq job (enqueued by dotted path with JSON arguments) and what
 `zeroforge selfplay` runs by hand.  With `WorkerContext.processes` N > 1 the games are split over N
-spawned search processes that share this process's one network (services.inference: their leaf batches
-are merged into one forward pass).  The shard is named after the job id, so a retried job never leaves
+spawned search processes that share this process's one network (services.inference: on a GPU their leaf
+batches are merged into one forward pass; on a CPU each batch gets its own pass, one per core at once).  The shard is named after the job id, so a retried job never leaves
 a duplicate: if the shard already exists the job returns its summary without playing again (a damaged
 one is moved to the quarantine folder and the games are played again).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.inference import play_selfplay_shared
+from services.inference import play_selfplay_shared, server_parallelism
 from services.model_cache import cached_evaluator
 from services.payloads import SelfPlayPayload, SelfPlayResult, WorkerContext
 from services.progress import job_reporter
@@ -59,7 +59,7 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
         streams = np.random.SeedSequence(job.seed).spawn(worker.processes)
         seeds = [int(stream.generate_state(1)[0]) for stream in streams]
         records = play_selfplay_shared(game.name, evaluator, cfg.selfplay.games_per_job, config, seeds,
-                                       worker.processes)
+                                       worker.processes, parallel=server_parallelism(worker.device, worker.processes))
     seconds = time.perf_counter() - start
     attrs = {
         "model_version": job.model_version,

@@ -1,14 +1,18 @@
 """Shared-network benchmark: N search processes with ONE network (services.inference) vs N processes each with
 its own copy of the same network, playing the same games (same seeds, same weights).
 
-    shared:   play_selfplay_shared(..., processes=N): the network runs in this process (one torch thread on CPU),
-              the children search and send their leaf batches, merged into one forward pass per server step.
+    shared:   play_selfplay_shared(..., processes=N) as a CPU worker runs it: the network runs in this process,
+              the children search and send their leaf batches, each evaluated on its own as it arrives, up to N
+              passes at once on N threads of one torch thread each (services.inference's parallel mode).
+    merged:   the same, with the children's batches merged into one forward pass per server step on one thread
+              (the mode of a GPU worker), for comparison.
     separate: N spawned processes, each with its own TorchEvaluator (one torch thread) of the same weights,
               playing the same share of games with the same seed.
 
-Reports moves/s of both (wall clock from start to the last record, process start-up included for both) and how
-many games are identical move for move (batch merging may change float rounding in the network, so games can
-diverge once a rounding flips a choice; with a row-wise deterministic evaluator they are identical, see
+Reports moves/s of each (wall clock from start to the last record, process start-up included) and how many games
+of each shared mode are identical move for move to the separate ones (batch merging may change float rounding in
+the network, so games can diverge once a rounding flips a choice; the parallel mode's passes see the separate
+workers' batches, and with a row-wise deterministic evaluator both modes are identical, see
 tests/services/test_inference.py).
 """
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from services.inference import merge_records, play_selfplay_shared, split_games
+from services.inference import merge_records, play_selfplay_shared, server_parallelism, split_games
 from shared.games import make_game
 from shared.network.evaluator import TorchEvaluator, configure_torch_threads
 from shared.network.modelfile import create_model
@@ -63,9 +67,12 @@ def run_shared_benchmark(game_name: str, games: int, sims: int, moves: int, proc
 
     evaluator = _evaluator(game_name, spec, seed, precision)
     evaluator(make_game(game_name).initial_states(2))                      # warm-up outside the timing
-    start = time.perf_counter()
-    shared = play_selfplay_shared(game_name, evaluator, games, config, seeds, processes, window_s=window_s)
-    shared_s = time.perf_counter() - start
+    timed = {}
+    for mode, parallel in (("shared", server_parallelism("cpu", processes)), ("merged", 1)):
+        start = time.perf_counter()
+        records = play_selfplay_shared(game_name, evaluator, games, config, seeds, processes, window_s=window_s,
+                                       parallel=parallel)
+        timed[mode] = (records, time.perf_counter() - start)
 
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
@@ -85,15 +92,16 @@ def run_shared_benchmark(game_name: str, games: int, sims: int, moves: int, proc
                 child.join(5)
     separate_s = time.perf_counter() - start
     separate = merge_records([SelfPlayRecords(**parts[k]) for k in range(len(shares))])
-    return {
-        "game": game_name, "network": spec.to_dict(), "games": games, "sims": sims, "moves": moves,
-        "processes": processes, "precision": precision,
-        "shared_positions": int(shared.states.shape[0]), "shared_seconds": shared_s,
-        "shared_moves_per_s": shared.states.shape[0] / shared_s,
-        "separate_positions": int(separate.states.shape[0]), "separate_seconds": separate_s,
-        "separate_moves_per_s": separate.states.shape[0] / separate_s,
-        "identical_games": _identical_games(shared, separate),
-    }
+    report = {"game": game_name, "network": spec.to_dict(), "games": games, "sims": sims, "moves": moves,
+              "processes": processes, "precision": precision}
+    for mode, (records, seconds) in timed.items():
+        report.update({f"{mode}_positions": int(records.states.shape[0]), f"{mode}_seconds": seconds,
+                       f"{mode}_moves_per_s": records.states.shape[0] / seconds,
+                       f"{mode}_identical_games": _identical_games(records, separate)})
+    report.update({"separate_positions": int(separate.states.shape[0]), "separate_seconds": separate_s,
+                   "separate_moves_per_s": separate.states.shape[0] / separate_s,
+                   "identical_games": report["shared_identical_games"]})
+    return report
 
 
 def format_shared_report(r: dict[str, Any]) -> str:
@@ -103,11 +111,15 @@ def format_shared_report(r: dict[str, Any]) -> str:
         f"{r['game']} {net['blocks']}x{net['channels']} {r['precision']}, {r['games']} games x {r['moves']} moves, "
         f"{r['sims']} sims, {r['processes']} search processes",
         f"one shared network   {r['shared_moves_per_s']:,.2f} moves/s ({r['shared_positions']} moves in "
-        f"{r['shared_seconds']:.2f} s)",
+        f"{r['shared_seconds']:.2f} s; batches served in parallel, as a CPU worker does)",
+        f"  merged batches     {r['merged_moves_per_s']:,.2f} moves/s ({r['merged_positions']} moves in "
+        f"{r['merged_seconds']:.2f} s; one pass at a time, as a GPU worker does)",
         f"separate networks    {r['separate_moves_per_s']:,.2f} moves/s ({r['separate_positions']} moves in "
         f"{r['separate_seconds']:.2f} s)",
         f"shared / separate    {r['shared_moves_per_s'] / r['separate_moves_per_s']:.2f}x; identical games "
-        f"{r['identical_games']} of {r['games']}",
+        f"{r['shared_identical_games']} of {r['games']}",
+        f"merged / separate    {r['merged_moves_per_s'] / r['separate_moves_per_s']:.2f}x; identical games "
+        f"{r['merged_identical_games']} of {r['games']}",
     ])
 
 

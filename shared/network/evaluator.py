@@ -20,11 +20,15 @@ Every pass runs `inference_model`, a copy of the model with each batch norm fold
 as given. Both are fixed at construction: a new model version gets a new evaluator. A CPU bf16 pass (without
 torch.compile) runs `bf16_copy(inference_model)` on inputs cast to bf16: the outputs of bf16 autocast bit for bit,
 without casting every weight again on every pass (about 6% faster with a 2x48 network at batch 64).
+On CPU several threads may call one evaluator at once (services.inference's parallel mode: one pass per core,
+one copy of the weights); the set-up of a first pass (auto's measurement, the bf16 copy) is done by one of them.
 CUDA: pinned host buffers + non_blocking copies, bf16 autocast by default; optional CUDA graphs
 (`use_cuda_graphs=True`, one captured graph per padded batch size) or torch.compile
 (`compile_model=True`). Both options are off by default and never required.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import torch
@@ -121,6 +125,9 @@ class TorchEvaluator:
         #: every pass); elsewhere bf16 runs under autocast
         self._uses_bf16_copy = not self.is_cuda and not compile_model
         self._bf16_copy: torch.nn.Module | None = None
+        #: guards the set-up done at a first pass (auto's measurement per batch bucket, the bf16 copy), so that
+        #: several threads may call the evaluator at once (services.inference's parallel mode, on CPU)
+        self._setup_lock = threading.Lock()
         self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -169,14 +176,19 @@ class TorchEvaluator:
             return self.precision == "bf16"
         bucket = batch_bucket(min(batch, self.max_batch))
         if bucket not in self._bucket_bf16:
-            self._bucket_bf16[bucket] = resolve_precision("auto", self.device, self.inference_model, bucket) == "bf16"
+            with self._setup_lock:                  # measured once, by one thread
+                if bucket not in self._bucket_bf16:
+                    decision = resolve_precision("auto", self.device, self.inference_model, bucket) == "bf16"
+                    self._bucket_bf16[bucket] = decision
         return self._bucket_bf16[bucket]
 
     def _run_model(self, inputs: torch.Tensor, bf16: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         enabled = self.bf16_at(inputs.shape[0]) if bf16 is None else bf16
         if enabled and self._uses_bf16_copy:
             if self._bf16_copy is None:
-                self._bf16_copy = bf16_copy(self.inference_model)
+                with self._setup_lock:
+                    if self._bf16_copy is None:
+                        self._bf16_copy = bf16_copy(self.inference_model)
             return self._bf16_copy(inputs.to(torch.bfloat16))          # no copy when already bf16
         with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=enabled):
             return self._forward(inputs)

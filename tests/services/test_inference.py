@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from services.inference import (InferenceClient, InferenceServer, merge_records, play_selfplay_shared,
-                                split_games)
+                                server_parallelism, split_games)
 from shared.games import make_game
 from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
 from shared.search.errors import EvaluatorError
@@ -16,7 +16,8 @@ from tests.search.helpers import HashEvaluator
 
 
 class RecordingEvaluator:
-    """HashEvaluator that records the batch size of every call (called from the server thread only)."""
+    """HashEvaluator that records the batch size of every call (list.append is atomic: several server threads
+    may call it at once)."""
 
     def __init__(self, game):
         self.inner = HashEvaluator(game)
@@ -152,3 +153,91 @@ def test_torch_evaluator_behind_the_server_matches_direct_calls_from_two_threads
         logits, values = evaluator(states)
         np.testing.assert_allclose(outputs[k][0], logits, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(outputs[k][1], values, rtol=1e-5, atol=1e-5)
+
+
+def test_server_parallelism_merges_on_a_gpu_and_runs_one_pass_per_client_on_a_cpu():
+    assert server_parallelism("cuda", 4) == server_parallelism("cuda:1", 3) == 1
+    assert server_parallelism("cpu", 3) == 3 and server_parallelism("cpu", 1) == 1
+    with pytest.raises(ValueError, match="parallel"):
+        InferenceServer(HashEvaluator(make_game("tictactoe")), parallel=0)
+
+
+def test_parallel_mode_evaluates_each_request_on_its_own_and_at_the_same_time():
+    game = make_game("tictactoe")
+    both_inside = threading.Barrier(2, timeout=30)    # passes only when two evaluator calls run at once
+    direct = HashEvaluator(game)
+
+    def evaluate(states):
+        both_inside.wait()
+        return direct(states)
+
+    batches = [_positions(game, n, seed=n) for n in (3, 6)]
+    outputs: dict[int, tuple] = {}
+    with InferenceServer(evaluate, window_s=1.0, parallel=2) as server:   # the window is not waited in this mode
+        clients = [InferenceClient(server.connect()) for _ in batches]
+
+        def run(k):
+            outputs[k] = clients[k](batches[k])
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert server.calls == 2 and server.requests == 2 and server.positions == 9    # never merged
+    for k, states in enumerate(batches):
+        np.testing.assert_array_equal(outputs[k][0], direct(states)[0])
+        np.testing.assert_array_equal(outputs[k][1], direct(states)[1])
+
+
+def test_shared_selfplay_in_parallel_mode_plays_exactly_the_games_of_separate_evaluators():
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=16, leaves_per_step=2))
+    evaluator = RecordingEvaluator(game)
+    shared = play_selfplay_shared("tictactoe", evaluator, 6, config, seeds=[7, 8], processes=2, timeout_s=120,
+                                  parallel=2)
+    separate = merge_records([play_selfplay_games(game, HashEvaluator(game), 3, config, np.random.default_rng(s))
+                              for s in (7, 8)])
+    for name in ("states", "pi", "action", "game_id", "move_number", "results", "game_lengths", "z"):
+        np.testing.assert_array_equal(getattr(shared, name), getattr(separate, name))
+    assert max(evaluator.batches) <= 3 * 2   # one child's leaves per pass (3 games x 2 leaves at most)
+    assert not mp.active_children()
+
+
+def test_torch_evaluator_called_from_two_threads_at_once_gives_the_serial_outputs(monkeypatch):
+    import time
+
+    import shared.network.evaluator as evaluator_module
+    from shared.network import NetworkSpec, TorchEvaluator, create_model
+
+    game = make_game("connect4")
+    measured = []
+    real_resolve = evaluator_module.resolve_precision
+
+    def slow_resolve(*args):
+        measured.append(args[-1])
+        time.sleep(0.2)                               # widen the window in which a second thread could measure too
+        return real_resolve(*args)
+
+    monkeypatch.setattr(evaluator_module, "resolve_precision", slow_resolve)
+    evaluator = TorchEvaluator(create_model(game, NetworkSpec(1, 16, 16), seed=3), game, precision="auto")
+    states = _positions(game, 8, seed=1)
+    serial = evaluator(states)
+    measured.clear()
+    evaluator._bucket_bf16.clear()
+    outputs: list = [None] * 4
+    start = threading.Barrier(4, timeout=30)
+
+    def run(k):
+        start.wait()
+        outputs[k] = evaluator(states)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(measured) == 1                         # auto's measurement ran once, not once per thread
+    for logits, values in outputs:
+        np.testing.assert_array_equal(logits, serial[0])
+        np.testing.assert_array_equal(values, serial[1])
