@@ -40,6 +40,22 @@ def _positions(game, count, seed):
     return states
 
 
+def _ask_from_threads(server, batches):
+    """Send batch k from thread k through its own in-process client, all at once; returns {k: (logits, values)}."""
+    clients = [InferenceClient(server.connect()) for _ in batches]
+    outputs: dict[int, tuple] = {}
+
+    def run(k):
+        outputs[k] = clients[k](batches[k])
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(batches))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return outputs
+
+
 def _client_main(conn, states_list, out_queue, index):
     """Child process: evaluate each batch through the server, put the outputs on out_queue."""
     client = InferenceClient(conn)
@@ -136,18 +152,8 @@ def test_torch_evaluator_behind_the_server_matches_direct_calls_from_two_threads
     game = make_game("connect4")
     evaluator = TorchEvaluator(create_model(game, NetworkSpec(1, 16, 16), seed=3), game, precision="fp32")
     batches = [_positions(game, n, seed=n) for n in (5, 9)]
-    outputs: dict[int, tuple] = {}
     with InferenceServer(evaluator, window_s=0.5) as server:
-        clients = [InferenceClient(server.connect()) for _ in batches]
-
-        def run(k):
-            outputs[k] = clients[k](batches[k])
-
-        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        outputs = _ask_from_threads(server, batches)
     assert server.calls == 1 and server.positions == 14     # both requests in one forward pass
     for k, states in enumerate(batches):
         logits, values = evaluator(states)
@@ -172,18 +178,8 @@ def test_parallel_mode_evaluates_each_request_on_its_own_and_at_the_same_time():
         return direct(states)
 
     batches = [_positions(game, n, seed=n) for n in (3, 6)]
-    outputs: dict[int, tuple] = {}
     with InferenceServer(evaluate, window_s=1.0, parallel=2) as server:   # the window is not waited in this mode
-        clients = [InferenceClient(server.connect()) for _ in batches]
-
-        def run(k):
-            outputs[k] = clients[k](batches[k])
-
-        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        outputs = _ask_from_threads(server, batches)
     assert server.calls == 2 and server.requests == 2 and server.positions == 9    # never merged
     for k, states in enumerate(batches):
         np.testing.assert_array_equal(outputs[k][0], direct(states)[0])
