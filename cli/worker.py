@@ -35,8 +35,9 @@ from services.worker import DEFAULT_HEARTBEAT_S, HEARTBEATS_PER_TTL
               help="Self-play: two game groups alternate between search and network (auto: on for CUDA, off on "
                    "CPU, where it was measured no faster per core).")
 @click.option("--processes", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="Self-play search processes sharing this worker's ONE network on its device (an inference "
-                   "server merges their leaf batches into one forward pass); 1 = search in the worker itself.")
+              help="Self-play search processes sharing this worker's ONE network on its device (CUDA: an inference "
+                   "server merges their leaf batches into one forward pass; CPU: each batch gets its own pass, up to "
+                   "N at once, one core each); 1 = search in the worker itself.")
 @click.option("--name", default=None, help="Worker name (default: host, pid and device).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty instead of waiting for work.")
 def worker(queues: str, data_dir: Path, device: str, redis_url: str, torch_threads: int, heartbeat_s: int,
