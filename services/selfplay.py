@@ -3,9 +3,10 @@
 `selfplay_job` is both the rq job (enqueued by dotted path with JSON arguments) and what
 `zeroforge selfplay` runs by hand.  With `WorkerContext.processes` N > 1 the games are split over N
 spawned search processes that share this process's one network (services.inference: on a GPU their leaf
-batches are merged into one forward pass; on a CPU each batch gets its own pass, one per core at once).  The shard is named after the job id, so a retried job never leaves
-a duplicate: if the shard already exists the job returns its summary without playing again (a damaged
-one is moved to the quarantine folder and the games are played again).
+batches are merged into one forward pass; on a CPU each batch gets its own pass, one per core at once).  The
+shard is named after the job id, so a retried job never leaves a duplicate: if the shard already exists the job
+returns its summary without playing again (a damaged one is moved to the quarantine folder and the games are
+played again).
 """
 from __future__ import annotations
 
