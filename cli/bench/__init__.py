@@ -93,12 +93,15 @@ def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, lea
               help="Seed of the table evaluator and the moves.")
 @click.option("--cpu-time", is_flag=True,
               help="Time with this thread's CPU time instead of the wall clock (steadier on a loaded machine).")
+@click.option("--repeat", "repeats", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Play the same moves this many times and report the median run (single runs vary on shared "
+                   "machines).")
 @click.option("--phases", is_flag=True,
               help="Print the CPU time of each phase of a search step instead (select, leaf positions, evaluate + "
                    "expand, backup, ...; leaves per step 1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: int, no_solver: bool, seed: int,
-           cpu_time: bool, phases: bool, as_json: bool) -> None:
+           cpu_time: bool, repeats: int, phases: bool, as_json: bool) -> None:
     """Time the batched search alone (a table evaluator stands in for the network): simulations/s, ms/step."""
     from cli.bench.search import benchmark_search
     from cli.play_common import user_errors
@@ -112,7 +115,7 @@ def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: i
         return
     with user_errors():
         report = benchmark_search(game_name, games=games, sims=sims, moves=moves, leaves_per_step=leaves_per_step,
-                                  solver=not no_solver, seed=seed, cpu_time=cpu_time)
+                                  solver=not no_solver, seed=seed, cpu_time=cpu_time, repeats=repeats)
     if as_json:
         click.echo(json.dumps(report))
         return
@@ -121,6 +124,9 @@ def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: i
                f"({report['clock']} time) "
                f"(table evaluator {report['evaluator_ms_per_step']:.2f} ms/step; first-call compile "
                f"{report['compile_s']:.1f} s)")
+    if repeats > 1:
+        runs = report["runs_simulations_per_s"]
+        click.echo(f"median of {repeats} runs; runs {min(runs):,.0f} to {max(runs):,.0f} simulations/s")
 
 
 @bench.command("shared")

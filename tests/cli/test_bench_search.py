@@ -58,3 +58,18 @@ def test_phase_times_cover_the_search_and_restore_the_functions() -> None:
                                        "--moves", "2", "--phases"])
     assert result.exit_code == 0, result.output
     assert "select (compiled descent)" in result.output
+
+
+def test_repeats_report_the_median_run_and_every_run() -> None:
+    report = benchmark_search("connect4", games=4, sims=4, moves=2, cpu_time=True, repeats=3)
+    runs = report["runs_simulations_per_s"]
+    assert report["repeats"] == 3 and len(runs) == 3 and all(rate > 0 for rate in runs)
+    assert report["simulations_per_s"] == pytest.approx(sorted(runs)[1])     # the median run's figures
+    single = benchmark_search("connect4", games=4, sims=4, moves=2, cpu_time=True)
+    assert single["simulations"] == report["simulations"] and single["repeats"] == 1   # the same moves each run
+    result = CliRunner().invoke(main, ["bench", "search", "--game", "tictactoe", "--games", "4", "--sims", "4",
+                                       "--moves", "2", "--repeat", "3"])
+    assert result.exit_code == 0, result.output
+    assert "median of 3 runs" in result.output
+    with pytest.raises(ValueError, match="repeats"):
+        benchmark_search("tictactoe", games=2, sims=2, moves=1, repeats=0)
