@@ -116,17 +116,21 @@ def test_split_and_merge():
     np.testing.assert_array_equal(merged.action[merged.game_id >= 2], parts[1].action)
 
 
-def test_shared_selfplay_plays_exactly_the_games_of_separate_evaluators():
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_shared_selfplay_plays_exactly_the_games_of_separate_evaluators(parallel):
     game = make_game("tictactoe")
     config = SelfPlayConfig(search=SearchConfig(num_simulations=16, leaves_per_step=2))
     evaluator = RecordingEvaluator(game)
     shared = play_selfplay_shared("tictactoe", evaluator, 6, config, seeds=[7, 8], processes=2, window_s=0.2,
-                                  timeout_s=120)
+                                  timeout_s=120, parallel=parallel)
     separate = merge_records([play_selfplay_games(game, HashEvaluator(game), 3, config, np.random.default_rng(s))
                               for s in (7, 8)])
     for name in ("states", "pi", "action", "game_id", "move_number", "results", "game_lengths", "z"):
         np.testing.assert_array_equal(getattr(shared, name), getattr(separate, name))
-    assert max(evaluator.batches) > 3 * 2    # leaves of both children merged into one forward pass at least once
+    if parallel == 1:   # merged: the leaves of both children in one forward pass at least once
+        assert max(evaluator.batches) > 3 * 2
+    else:               # parallel: one child's leaves per pass (3 games x 2 leaves at most)
+        assert max(evaluator.batches) <= 3 * 2
     assert not mp.active_children()
 
 
@@ -184,20 +188,6 @@ def test_parallel_mode_evaluates_each_request_on_its_own_and_at_the_same_time():
     for k, states in enumerate(batches):
         np.testing.assert_array_equal(outputs[k][0], direct(states)[0])
         np.testing.assert_array_equal(outputs[k][1], direct(states)[1])
-
-
-def test_shared_selfplay_in_parallel_mode_plays_exactly_the_games_of_separate_evaluators():
-    game = make_game("tictactoe")
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=16, leaves_per_step=2))
-    evaluator = RecordingEvaluator(game)
-    shared = play_selfplay_shared("tictactoe", evaluator, 6, config, seeds=[7, 8], processes=2, timeout_s=120,
-                                  parallel=2)
-    separate = merge_records([play_selfplay_games(game, HashEvaluator(game), 3, config, np.random.default_rng(s))
-                              for s in (7, 8)])
-    for name in ("states", "pi", "action", "game_id", "move_number", "results", "game_lengths", "z"):
-        np.testing.assert_array_equal(getattr(shared, name), getattr(separate, name))
-    assert max(evaluator.batches) <= 3 * 2   # one child's leaves per pass (3 games x 2 leaves at most)
-    assert not mp.active_children()
 
 
 def test_torch_evaluator_called_from_two_threads_at_once_gives_the_serial_outputs(monkeypatch):
