@@ -140,21 +140,24 @@ def search(game_name: str, games: int, sims: int, moves: int, leaves_per_step: i
 @click.option("--channels", type=click.IntRange(1, 512), default=None, help="Override the default channel width.")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="fp32", show_default=True,
               help="Network precision of both modes.")
+@click.option("--device", default="cpu", show_default=True,
+              help="Torch device of the networks: cpu, cuda or cuda:N (the shared mode is then the GPU worker's).")
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True, help="Weights and game seeds.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object.")
 def shared(game_name: str, games: int, sims: int, moves: int, processes: int, blocks: int | None,
-           channels: int | None, precision: str, seed: int, as_json: bool) -> None:
+           channels: int | None, precision: str, device: str, seed: int, as_json: bool) -> None:
     """N search processes sharing ONE network (inference server) vs N processes with a network copy each."""
     from cli.bench.shared import format_shared_report, run_shared_benchmark
-    from cli.play_common import user_errors
+    from cli.play_common import checked_device, user_errors
     from shared.network.spec import NetworkSpec, default_network_spec
 
+    device = checked_device(device)
     with user_errors():
         base = default_network_spec(game_name)
         spec = NetworkSpec(blocks if blocks is not None else base.blocks,
                            channels if channels is not None else base.channels, base.value_hidden)
         report = run_shared_benchmark(game_name, games, sims, moves, processes, spec=spec, precision=precision,
-                                      seed=seed)
+                                      seed=seed, device=device)
     click.echo(format_shared_report(report))
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))

@@ -64,4 +64,8 @@ def test_bench_shared_runs_both_modes_end_to_end():
     assert figures["shared_positions"] == figures["separate_positions"] == 8
     assert figures["shared_moves_per_s"] > 0 and figures["separate_moves_per_s"] > 0
     assert 0 <= figures["identical_games"] <= 4 and "one shared network" in result.stdout
+    assert figures["device"] == "cpu" and figures["other_mode"] == "merged"        # a CPU worker serves in parallel
+    assert figures["other_positions"] == 8 and "merged / separate" in result.stdout
     assert not mp.active_children()
+    bad = runner.invoke(main, ["bench", "shared", "--game", "tictactoe", "--device", "gpu"])
+    assert bad.exit_code == 2 and "--device 'gpu'" in bad.output
