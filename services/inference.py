@@ -73,7 +73,6 @@ class InferenceServer:
             raise ValueError(f"parallel={parallel} must be >= 1")
         self.evaluate = evaluate
         self.window_s = window_s
-        self.parallel = parallel
         #: the threads of parallel mode (None when merged: the server thread evaluates)
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="inference") if parallel > 1 else None
         self._conns: list[Connection] = []          # server ends of live clients

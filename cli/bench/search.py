@@ -69,8 +69,11 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
         warm.advance(choose_moves(result, 1.0, warm_rng))
         compile_s = time.perf_counter() - start
     runs = [_timed_run(game, config, games, moves, seed, clock) for _ in range(repeats)]
-    by_rate = sorted(runs, key=lambda run: run[0] * sims / (run[2] - run[3]))
-    searched, steps, seconds, evaluator_seconds = by_rate[len(by_rate) // 2]      # the median run (upper for even)
+
+    def rate(run: tuple[int, int, float, float]) -> float:     # simulations per second of the search alone
+        return run[0] * sims / (run[2] - run[3])
+
+    searched, steps, seconds, evaluator_seconds = sorted(runs, key=rate)[len(runs) // 2]   # the median (upper if even)
     search_s = seconds - evaluator_seconds
     simulations = searched * sims
     return {"game": game_name, "games": games, "sims": sims, "moves": moves, "leaves_per_step": leaves_per_step,
@@ -78,7 +81,7 @@ def benchmark_search(game_name: str, games: int = 1024, sims: int = 32, moves: i
             "simulations_per_s": simulations / search_s, "ms_per_step": 1000.0 * search_s / steps,
             "evaluator_ms_per_step": 1000.0 * evaluator_seconds / steps, "compile_s": compile_s,
             "clock": "cpu" if cpu_time else "wall", "repeats": repeats,
-            "runs_simulations_per_s": [run[0] * sims / (run[2] - run[3]) for run in runs]}
+            "runs_simulations_per_s": [rate(run) for run in runs]}
 
 
 def _timed_run(game, config: SearchConfig, games: int, moves: int, seed: int,

@@ -112,16 +112,16 @@ def run_shared_benchmark(game_name: str, games: int, sims: int, moves: int, proc
 def format_shared_report(r: dict[str, Any]) -> str:
     """One block of text for a run_shared_benchmark result."""
     net = r["network"]
-    merged_other = r["other_mode"] == "merged"
-    how = {True: "one merged pass at a time, as a GPU worker does", False: "batches served in parallel, as a CPU "
-           "worker does"}
+    how = {"merged": "one merged pass at a time, as a GPU worker does",
+           "parallel": "batches served in parallel, as a CPU worker does"}
+    shared_mode = "parallel" if r["other_mode"] == "merged" else "merged"
     return "\n".join([
         f"{r['game']} {net['blocks']}x{net['channels']} {r['precision']} on {r['device']}, {r['games']} games x "
         f"{r['moves']} moves, {r['sims']} sims, {r['processes']} search processes",
         f"one shared network   {r['shared_moves_per_s']:,.2f} moves/s ({r['shared_positions']} moves in "
-        f"{r['shared_seconds']:.2f} s; {how[not merged_other]})",
+        f"{r['shared_seconds']:.2f} s; {how[shared_mode]})",
         f"  {r['other_mode'] + ' batches':<19}{r['other_moves_per_s']:,.2f} moves/s ({r['other_positions']} moves in "
-        f"{r['other_seconds']:.2f} s; {how[merged_other]})",
+        f"{r['other_seconds']:.2f} s; {how[r['other_mode']]})",
         f"separate networks    {r['separate_moves_per_s']:,.2f} moves/s ({r['separate_positions']} moves in "
         f"{r['separate_seconds']:.2f} s)",
         f"shared / separate    {r['shared_moves_per_s'] / r['separate_moves_per_s']:.2f}x; identical games "
