@@ -7,6 +7,7 @@ import pytest
 
 from shared.games import make_game
 from shared.search import BatchedMCTS, SearchConfig
+from shared.search.puct import GROUP, TOUCH_NODES
 from tests.search.helpers import HashEvaluator, check_tree_invariants, reference_search
 
 POSITIONS = {
@@ -46,3 +47,32 @@ def test_batched_search_is_independent_of_batch_composition() -> None:
     alone = BatchedMCTS(game, HashEvaluator(game), config, np.random.default_rng(0)).search(states[2:3], False)
     np.testing.assert_array_equal(together.visits[2], alone.visits[0])
     np.testing.assert_allclose(together.q[2], alone.q[0])
+
+
+@pytest.mark.parametrize("game_name, sims", [("connect4", 40), ("gomoku-6x6-4", 40), ("gomoku-6x6-4", 200)])
+def test_a_tree_searched_among_many_gets_what_it_gets_alone(game_name: str, sims: int) -> None:
+    """Selection descends the trees in groups of puct.GROUP and first loads the small ones (puct.TOUCH_NODES) whole:
+    with more trees than a group, and trees above that size after a reused second search (200 simulations), each
+    tree still gets exactly the result it gets searched alone."""
+    game = make_game(game_name)
+    rng = np.random.default_rng(5)
+    states = game.initial_states(2 * GROUP + 3)
+    for _ in range(2):                                   # a few random plies, so that the trees differ
+        legal = game.legal_mask(states)
+        states = game.step(states, (rng.random(legal.shape) * legal).argmax(axis=1))
+    config = SearchConfig(num_simulations=sims)
+
+    def search_twice(batch: np.ndarray) -> tuple[BatchedMCTS, object]:
+        mcts = BatchedMCTS(game, HashEvaluator(game), config, np.random.default_rng(0))
+        first = mcts.search(batch, add_noise=False)
+        actions = first.visits.argmax(axis=1)
+        mcts.advance(actions)
+        return mcts, mcts.search(game.step(batch, actions), add_noise=False)
+
+    together, result = search_twice(states)
+    if sims > 100:
+        assert together._tree.num_nodes.max() > TOUCH_NODES
+    for row in (0, GROUP - 1, GROUP, 2 * GROUP + 2):
+        _, alone = search_twice(states[row:row + 1])
+        np.testing.assert_array_equal(result.visits[row], alone.visits[0])
+        np.testing.assert_array_equal(result.q[row], alone.q[0])
