@@ -25,25 +25,21 @@ Two ways to serve, chosen by `server_parallelism(device, clients)`:
 Pipes carry numpy arrays pickled (a few hundred KB per step at most); that is simpler and robust (a client that
 dies closes its pipe end, which the server sees as EOF) and costs little next to a forward pass.
 
-`play_selfplay_shared` is the self-play job executor on top of it: N spawned child processes each play their
-share of the games with `play_selfplay_games` through an InferenceClient; the parent serves their leaves with
-the one evaluator and merges the records. This module imports no torch: children stay light.
+The self-play job executor on top of it (N search processes kept across jobs) is services.search_pool. This
+module imports no torch: the search processes stay light.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import threading
 import time
-import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
 import numpy as np
 
 from shared.search.errors import EvaluatorError
-from shared.search.selfplay import SelfPlayConfig, SelfPlayRecords
 
 Evaluate = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 #: how long the server thread blocks waiting for requests before it checks for a stop request
@@ -77,6 +73,7 @@ class InferenceServer:
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="inference") if parallel > 1 else None
         self._conns: list[Connection] = []          # server ends of live clients
         self._client_ends: list[Connection] = []    # client ends, closed here once handed over
+        self._adopted: list[Connection] = []        # server ends that are the caller's (`adopt`): never closed here
         self._finished: dict[int, Any] = {}         # client index -> its ("done", payload) message payload
         self._index: dict[int, int] = {}            # id(server end) -> client index
         self._lock = threading.Lock()
@@ -93,6 +90,15 @@ class InferenceServer:
             self._conns.append(server_end)
             self._client_ends.append(client_end)
         return client_end
+
+    def adopt(self, conn: Connection) -> None:
+        """Serve a client over an existing pipe end (this process's end of a long-lived search process's pipe):
+        like `connect`, but the pipe stays open when the client finishes or the server closes (it is the
+        caller's). The client's final message still ends its service by this server."""
+        with self._lock:
+            self._index[id(conn)] = len(self._index)
+            self._conns.append(conn)
+            self._adopted.append(conn)
 
     def start(self) -> "InferenceServer":
         """Start the server thread (idempotent)."""
@@ -112,7 +118,8 @@ class InferenceServer:
             self._pool.shutdown(wait=True)
         with self._lock:
             for conn in self._conns + self._client_ends:
-                conn.close()
+                if not self._is_adopted(conn):
+                    conn.close()
             self._conns.clear()
             self._client_ends.clear()
 
@@ -192,7 +199,11 @@ class InferenceServer:
         with self._lock:
             if any(conn is c for c in self._conns):
                 self._conns = [c for c in self._conns if c is not conn]
-                conn.close()
+                if not self._is_adopted(conn):
+                    conn.close()
+
+    def _is_adopted(self, conn: Connection) -> bool:
+        return any(conn is c for c in self._adopted)
 
     def _answer(self, requests: list[tuple[Connection, np.ndarray]]) -> None:
         """One evaluator call for all requests [sum M_i, S]; each client gets its rows back."""
@@ -245,100 +256,4 @@ class InferenceClient:
             self.conn.close()
 
 
-# ----- self-play job executor: N child processes, one shared evaluator ------------------------------------
-def _selfplay_child(conn: Connection, game_name: str, num_games: int, config: SelfPlayConfig, seed: int) -> None:
-    """Child process: play `num_games` games through the server; send ("done", records as a dict of arrays)."""
-    client = InferenceClient(conn)
-    try:
-        from shared.games import make_game
-        from shared.search.selfplay import play_selfplay_games
-
-        records = play_selfplay_games(make_game(game_name), client, num_games, config, np.random.default_rng(seed))
-        client.finish("done", {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)})
-    except BaseException:
-        client.finish("error", traceback.format_exc(limit=8))
-
-
-def merge_records(parts: list[SelfPlayRecords]) -> SelfPlayRecords:
-    """Concatenate the records of several game batches; game ids of part k are offset by the games before it."""
-    offsets = np.cumsum([0] + [p.results.shape[0] for p in parts[:-1]])
-    merged = {}
-    for f in fields(SelfPlayRecords):
-        chunks = [getattr(p, f.name) for p in parts]
-        if f.name == "game_id":
-            chunks = [(c + off).astype(np.int32) for c, off in zip(chunks, offsets)]
-        merged[f.name] = np.concatenate(chunks)
-    return SelfPlayRecords(**merged)
-
-
-def split_games(num_games: int, processes: int) -> list[int]:
-    """num_games split as evenly as possible over min(processes, num_games) processes (larger shares first)."""
-    count = max(1, min(processes, num_games))
-    return [num_games // count + (1 if k < num_games % count else 0) for k in range(count)]
-
-
-def play_selfplay_shared(game_name: str, evaluate: Evaluate, num_games: int, config: SelfPlayConfig,
-                         seeds: list[int], processes: int, window_s: float = 0.002,
-                         timeout_s: float | None = None, parallel: int = 1) -> SelfPlayRecords:
-    """Play `num_games` self-play games in `processes` spawned child processes sharing `evaluate` (this process).
-
-    Child k plays split_games(num_games, processes)[k] games with np.random.default_rng(seeds[k]); records are
-    merged in child order (game ids offset). parallel: the server's mode (`server_parallelism`; 1 = merged).
-    A child's failure raises EvaluatorError with its traceback; children still running then are terminated.
-    Every child is joined before returning.
-    """
-    shares = split_games(num_games, processes)
-    if len(seeds) < len(shares):
-        raise ValueError(f"need {len(shares)} seeds, got {len(seeds)}")
-    context = mp.get_context("spawn")
-    children: list = []
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    with InferenceServer(evaluate, window_s=window_s, parallel=parallel) as server:
-        finished = False
-        try:
-            for share, seed in zip(shares, seeds):
-                conn = server.connect()
-                child = context.Process(target=_selfplay_child, args=(conn, game_name, share, config, seed),
-                                        name="selfplay-child", daemon=True)
-                child.start()
-                children.append(child)
-            server.release_client_ends()
-            while server.alive_clients and not _any_failed(server) and any(c.is_alive() for c in children):
-                if deadline is not None and time.monotonic() > deadline:
-                    raise EvaluatorError(f"shared self-play did not finish within {timeout_s} s")
-                for child in children:
-                    child.join(POLL_S)   # sleeps; wakes when a child exits
-            finished = not _any_failed(server)
-        finally:
-            if not finished:
-                for child in children:
-                    if child.is_alive():
-                        child.terminate()
-            _stop_children(children)
-        results = server.results()
-    failures = [payload for kind, payload in results.values() if kind == "error"]
-    if failures or len(results) < len(shares):
-        raise EvaluatorError("a self-play child failed:\n" + (failures[0] if failures else "it exited early"))
-    return merge_records([SelfPlayRecords(**results[k][1]) for k in range(len(shares))])
-
-
-def _any_failed(server: InferenceServer) -> bool:
-    return any(kind == "error" for kind, _ in server.results().values())
-
-
-def _stop_children(children: list, grace_s: float = 5.0) -> None:
-    """Join every child (terminate, then kill, the ones that do not exit within grace_s)."""
-    end = time.monotonic() + grace_s
-    for child in children:
-        child.join(max(0.0, end - time.monotonic()))
-    for child in children:
-        if child.is_alive():
-            child.terminate()
-            child.join(2.0)
-        if child.is_alive():  # pragma: no cover
-            child.kill()
-            child.join(2.0)
-
-
-__all__ = ["InferenceClient", "InferenceServer", "merge_records", "play_selfplay_shared", "server_parallelism",
-           "split_games"]
+__all__ = ["InferenceClient", "InferenceServer", "server_parallelism"]

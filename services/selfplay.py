@@ -2,8 +2,9 @@
 
 `selfplay_job` is both the rq job (enqueued by dotted path with JSON arguments) and what
 `zeroforge selfplay` runs by hand.  With `WorkerContext.processes` N > 1 the games are split over N
-spawned search processes that share this process's one network (services.inference: on a GPU their leaf
-batches are merged into one forward pass; on a CPU each batch gets its own pass, one per core at once).  The
+search processes that share this process's one network (services.inference: on a GPU their leaf batches are
+merged into one forward pass; on a CPU each batch gets its own pass, one per core at once); the processes are
+kept from one job to the next (services.search_pool.worker_pool).  The
 shard is named after the job id, so a retried job never leaves a duplicate: if the shard already exists the job
 returns its summary without playing again (a damaged one is moved to the quarantine folder and the games are
 played again).
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from services.inference import play_selfplay_shared, server_parallelism
+from services.inference import server_parallelism
 from services.model_cache import cached_evaluator
 from services.payloads import SelfPlayPayload, SelfPlayResult, WorkerContext
 from services.progress import job_reporter
+from services.search_pool import worker_pool
 from shared.games import make_game
 from shared.registry import ModelRegistry
 from shared.search.selfplay import play_selfplay_games
@@ -59,8 +61,8 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     else:  # N search processes, one network here; child k's seed is the k-th spawn of the job's seed
         streams = np.random.SeedSequence(job.seed).spawn(worker.processes)
         seeds = [int(stream.generate_state(1)[0]) for stream in streams]
-        records = play_selfplay_shared(game.name, evaluator, cfg.selfplay.games_per_job, config, seeds,
-                                       worker.processes, parallel=server_parallelism(worker.device, worker.processes))
+        records = worker_pool(worker.processes).play(game.name, evaluator, cfg.selfplay.games_per_job, config, seeds,
+                                                     parallel=server_parallelism(worker.device, worker.processes))
     seconds = time.perf_counter() - start
     attrs = {
         "model_version": job.model_version,

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from services.inference import merge_records, play_selfplay_shared, server_parallelism, split_games
+from services.inference import server_parallelism
+from services.search_pool import merge_records, play_selfplay_shared, split_games
 from shared.games import make_game
 from shared.network.evaluator import TorchEvaluator, configure_torch_threads
 from shared.network.modelfile import create_model

@@ -33,6 +33,19 @@ class HashEvaluator:
         return self.logit_table[code % 97].copy(), values
 
 
+class RecordingEvaluator:
+    """HashEvaluator that records the batch size of every call (list.append is atomic: several server threads
+    may call it at once)."""
+
+    def __init__(self, game: Game) -> None:
+        self.inner = HashEvaluator(game)
+        self.batches: list[int] = []
+
+    def __call__(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.batches.append(states.shape[0])
+        return self.inner(states)
+
+
 class UniformEvaluator:
     """Zero logits and value 0 for every state (asserts non-terminal input)."""
 

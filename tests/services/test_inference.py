@@ -7,25 +7,10 @@ import threading
 import numpy as np
 import pytest
 
-from services.inference import (InferenceClient, InferenceServer, merge_records, play_selfplay_shared,
-                                server_parallelism, split_games)
+from services.inference import InferenceClient, InferenceServer, server_parallelism
 from shared.games import make_game
-from shared.search import SearchConfig, SelfPlayConfig, play_selfplay_games
 from shared.search.errors import EvaluatorError
-from tests.search.helpers import HashEvaluator
-
-
-class RecordingEvaluator:
-    """HashEvaluator that records the batch size of every call (list.append is atomic: several server threads
-    may call it at once)."""
-
-    def __init__(self, game):
-        self.inner = HashEvaluator(game)
-        self.batches: list[int] = []
-
-    def __call__(self, states):
-        self.batches.append(states.shape[0])
-        return self.inner(states)
+from tests.search.helpers import HashEvaluator, RecordingEvaluator
 
 
 def _positions(game, count, seed):
@@ -104,50 +89,6 @@ def test_in_process_client_and_evaluator_errors_reach_the_client():
             client(game.initial_states(2))
     with pytest.raises(EvaluatorError, match="server gone"):  # closed server: an error, not a hang
         client(game.initial_states(2))
-
-
-def test_split_and_merge():
-    assert split_games(10, 3) == [4, 3, 3] and split_games(2, 4) == [1, 1] and split_games(5, 1) == [5]
-    game = make_game("tictactoe")
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=4), max_moves=3)
-    parts = [play_selfplay_games(game, HashEvaluator(game), n, config, np.random.default_rng(n)) for n in (2, 3)]
-    merged = merge_records(parts)
-    assert merged.results.shape == (5,) and sorted(set(merged.game_id.tolist())) == [0, 1, 2, 3, 4]
-    np.testing.assert_array_equal(merged.action[merged.game_id >= 2], parts[1].action)
-
-
-@pytest.mark.parametrize("parallel", [1, 2])
-def test_shared_selfplay_plays_exactly_the_games_of_separate_evaluators(parallel):
-    game = make_game("tictactoe")
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=16, leaves_per_step=2))
-    evaluator = RecordingEvaluator(game)
-    shared = play_selfplay_shared("tictactoe", evaluator, 6, config, seeds=[7, 8], processes=2, window_s=0.2,
-                                  timeout_s=120, parallel=parallel)
-    separate = merge_records([play_selfplay_games(game, HashEvaluator(game), 3, config, np.random.default_rng(s))
-                              for s in (7, 8)])
-    for name in ("states", "pi", "action", "game_id", "move_number", "results", "game_lengths", "z"):
-        np.testing.assert_array_equal(getattr(shared, name), getattr(separate, name))
-    if parallel == 1:   # merged: the leaves of both children in one forward pass at least once
-        assert max(evaluator.batches) > 3 * 2
-    else:               # parallel: one child's leaves per pass (3 games x 2 leaves at most)
-        assert max(evaluator.batches) <= 3 * 2
-    assert not mp.active_children()
-
-
-def test_a_failing_child_is_reported_and_every_child_is_stopped():
-    game = make_game("tictactoe")
-    config = SelfPlayConfig(search=SearchConfig(num_simulations=4))
-    calls = [0]
-
-    def flaky(states):
-        calls[0] += 1
-        if calls[0] == 3:
-            raise RuntimeError("device lost")
-        return HashEvaluator(game)(states)
-
-    with pytest.raises(EvaluatorError, match="device lost"):
-        play_selfplay_shared("tictactoe", flaky, 4, config, seeds=[1, 2], processes=2, timeout_s=120)
-    assert not mp.active_children()
 
 
 def test_torch_evaluator_behind_the_server_matches_direct_calls_from_two_threads():

@@ -80,13 +80,23 @@ def test_a_job_with_overlap_and_auto_precision_writes_a_full_shard(context, conf
     assert set(np.unique(shard.z)) <= {-1.0, 0.0, 1.0}
 
 
-def test_a_job_on_two_processes_shares_one_network_and_writes_a_full_shard(context, config, initial_version, layout,
-                                                                          tictactoe) -> None:
+def test_jobs_on_two_processes_share_one_network_keep_the_processes_and_write_full_shards(
+        context, config, initial_version, layout, tictactoe) -> None:
     import multiprocessing as mp
 
+    from services.search_pool import close_worker_pool, worker_pool
+
     ctx = context.model_copy(update={"processes": 2})
-    summary = selfplay_job(selfplay_payload(layout, config, initial_version, "job-p").model_dump(mode="json"), ctx)
-    shard = read_shard(layout.root / summary["shard"], game=tictactoe)
-    assert shard.num_games == 4 and summary["positions"] == shard.num_positions
-    assert set(np.asarray(shard.z).tolist()) <= {-1.0, 0.0, 1.0}
+    try:
+        pids = []
+        for job_id in ("job-p", "job-q"):
+            summary = selfplay_job(selfplay_payload(layout, config, initial_version, job_id).model_dump(mode="json"),
+                                   ctx)
+            shard = read_shard(layout.root / summary["shard"], game=tictactoe)
+            assert shard.num_games == 4 and summary["positions"] == shard.num_positions
+            assert set(np.asarray(shard.z).tolist()) <= {-1.0, 0.0, 1.0}
+            pids.append(worker_pool(2).pids)
+        assert pids[0] == pids[1] and len(pids[0]) == 2          # the second job ran on the first one's processes
+    finally:
+        close_worker_pool()
     assert not mp.active_children()
