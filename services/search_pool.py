@@ -49,13 +49,18 @@ def _search_process(conn: Connection) -> None:
         try:
             records = play_selfplay_games(make_game(game_name), client, num_games, config,
                                           np.random.default_rng(seed))
-            reply = ("done", {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)})
+            reply = ("done", records_as_dict(records))
         except BaseException:
             reply = ("error", traceback.format_exc(limit=8))
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):
             return
+
+
+def records_as_dict(records: SelfPlayRecords) -> dict[str, np.ndarray]:
+    """The records' arrays by field name (what crosses a process boundary; SelfPlayRecords(**d) rebuilds them)."""
+    return {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)}
 
 
 def merge_records(parts: list[SelfPlayRecords]) -> SelfPlayRecords:
@@ -187,8 +192,7 @@ def worker_pool(processes: int) -> SearchProcessPool:
     whose pipe closes ends)."""
     global _WORKER_POOL
     if _WORKER_POOL is None or _WORKER_POOL.processes != processes:
-        if _WORKER_POOL is not None:
-            _WORKER_POOL.close()
+        close_worker_pool()
         _WORKER_POOL = SearchProcessPool(processes)
     return _WORKER_POOL
 
@@ -211,5 +215,5 @@ def play_selfplay_shared(game_name: str, evaluate: Evaluate, num_games: int, con
                          parallel=parallel)
 
 
-__all__ = ["SearchProcessPool", "close_worker_pool", "merge_records", "play_selfplay_shared", "split_games",
-           "worker_pool"]
+__all__ = ["SearchProcessPool", "close_worker_pool", "merge_records", "play_selfplay_shared", "records_as_dict",
+           "split_games", "worker_pool"]

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from services.inference import server_parallelism
-from services.search_pool import merge_records, play_selfplay_shared, split_games
+from services.search_pool import merge_records, play_selfplay_shared, records_as_dict, split_games
 from shared.games import make_game
 from shared.network.evaluator import TorchEvaluator, configure_torch_threads
 from shared.network.modelfile import create_model
@@ -45,7 +44,7 @@ def _separate_child(game_name: str, spec: NetworkSpec, weight_seed: int, precisi
     configure_torch_threads(1)
     evaluator = _evaluator(game_name, spec, weight_seed, precision, device)
     records = play_selfplay_games(make_game(game_name), evaluator, games, config, np.random.default_rng(seed))
-    out.put((index, {f.name: getattr(records, f.name) for f in fields(SelfPlayRecords)}))
+    out.put((index, records_as_dict(records)))
 
 
 def _identical_games(a: SelfPlayRecords, b: SelfPlayRecords) -> int:
