@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.search.jit import borrowing_kernel, f32, inline
-from shared.search.tree import NO_CHILD, ROOT, TAKEN, UNVISITED, TreeStorage
+from shared.search.tree import NO_CHILD, RANK_ACTION_BASE, ROOT, TAKEN, UNVISITED, TreeStorage
 
 #: Kinds of leaf a path can end on.
 LEAF_NEW, LEAF_TERMINAL, LEAF_PROVEN, LEAF_PENDING = 0, 1, 2, 3
@@ -80,10 +80,9 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
     count = slots.shape[0]
     sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
-    best_p, best_a, _ = tree.rank_scratch
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
                    solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
-                   sel.leaf_kind, sel.leaf_value, np.empty(count, np.int64), np.empty(count, np.int32), best_p, best_a)
+                   sel.leaf_kind, sel.leaf_value, np.empty(count, np.int64), np.empty(count, np.int32), tree.prior_bits)
     return sel
 
 
@@ -122,36 +121,32 @@ def init_node(slot, node, parent, action, edge_prior, nodes):
 
 
 @inline
-def insert_top(best_p, best_a, count, p, a):
-    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
-    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
-    in shared.search.tree: kernels only call helpers of their own module, see shared.search.jit.)"""
-    k_max = best_p.shape[0]
-    if count == k_max and p <= best_p[k_max - 1]:
-        return count                                                    # not among the K best
-    j = count if count < k_max else k_max - 1
-    while j > 0 and best_p[j - 1] < p:
-        if j < k_max:
-            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
-        j -= 1
-    best_p[j], best_a[j] = p, a
-    return count + 1 if count < k_max else count
+def rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions, top_prior):
+    """(Re)rank top_actions[slot, node] and their top_prior: the K legal actions with the highest priors (prior
+    descending, action ascending) among those whose child is not created yet; sets the node's top_count.
+    prior_bits [B, N, A] int32: the prior array's bits (the same memory viewed as int32).
 
-
-@inline
-def build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a):
-    """(Re)rank top_actions[slot, node] (and their top_prior): the K legal actions with the highest priors (prior
-    descending, action ascending) among those whose child is not created yet. best_p [K] float32, best_a [K] int16:
-    scratch for the sorted buffer."""
-    count = 0
-    for a in range(prior.shape[2]):
-        p = prior[slot, node, a]
-        if p != f32(-np.inf) and children[slot, node, a] == UNVISITED:  # legal, and not created yet
-            count = insert_top(best_p, best_a, count, p, a)
-    for j in range(count):
-        top_actions[slot, node, j] = best_a[j]
-        top_prior[slot, node, j] = best_p[j]
-    nodes[slot, node].top_count = count
+    Each action has a unique int64 key, its prior's bits above RANK_ACTION_BASE - action (the bits of non-negative
+    float32 numbers order as the numbers do; an illegal action's -inf has the sign bit set: a negative key). K
+    passes over the row each take the largest key below the previous pass's: branch-free integer maxima, which
+    vectorise. (The same helper is in shared.search.tree: kernels only call helpers of their own module, see
+    shared.search.jit.)"""
+    below = np.int64(0x7FFFFFFFFFFFFFFF)
+    ranked = 0
+    for j in range(top_actions.shape[2]):
+        best = np.int64(-1)
+        for a in range(prior.shape[2]):
+            key = (np.int64(prior_bits[slot, node, a]) << 16) | np.int64(RANK_ACTION_BASE - a)
+            eligible = key < below and children[slot, node, a] == UNVISITED
+            best = max(best, key if eligible else np.int64(-1))
+        if best < 0:
+            break                                                       # no legal, uncreated action left
+        action = RANK_ACTION_BASE - (best & 0xFFFF)
+        top_actions[slot, node, j] = action
+        top_prior[slot, node, j] = prior[slot, node, action]
+        below = best
+        ranked += 1
+    nodes[slot, node].top_count = ranked
 
 
 @inline
@@ -178,9 +173,9 @@ def scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_pro
 
 @inline
 def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions,
-                top_prior, best_p, best_a):
+                top_prior, prior_bits):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> (action, its child
-    node, UNVISITED when not created yet). best_p, best_a [K]: scratch for re-ranking the node's list."""
+    node, UNVISITED when not created yet). prior_bits: the prior array viewed as int32, for re-ranking the node's list."""
     record = nodes[slot, node]
     if solver and record.proven == 1:
         for a in range(prior.shape[2]):
@@ -212,7 +207,7 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
     fresh, fresh_score = -1, f32(-np.inf)
     if record.top_count < 0:
         # A root re-noised: rank its list again.
-        build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)
+        rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions, top_prior)
     for attempt in range(2):
         fresh, fresh_score, complete = -1, f32(-np.inf), False
         listed = record.top_count
@@ -232,7 +227,7 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
             break                                                        # every candidate was seen
         if attempt == 0:
             # The list ran out (its actions were created, lost, or tied): rank the row again once...
-            build_top_actions(slot, node, nodes, children, prior, top_actions, top_prior, best_p, best_a)
+            rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions, top_prior)
         else:
             # ... and if that does not settle it either (many lost or tied actions), scan the whole row.
             fresh, fresh_score = -1, f32(-np.inf)
@@ -270,7 +265,7 @@ def touch_tree(slot, nodes, top_actions, top_prior, alloc):
 @inline
 def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
                   top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
-                  leaf_value, rows, at, best_p, best_a):
+                  leaf_value, rows, at, prior_bits):
     """Descend the trees of rows start..stop-1 level by level, over the trees still descending (their loads
     overlap), each to its leaf edge, creating the new children: fills the leaf_* outputs of those rows. rows [R]
     int64 and at [R] int32: scratch for the trees still descending and their current nodes. -> a sum of what the
@@ -293,7 +288,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, chil
             r, node = rows[i], at[i]
             slot = slots[r]
             action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
-                                        edge_proven, top_actions, top_prior, best_p, best_a)
+                                        edge_proven, top_actions, top_prior, prior_bits)
             if child == UNVISITED:
                 kind = LEAF_NEW
                 child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller
@@ -340,7 +335,7 @@ def add_virtual_loss(slot, leaf, virtual_loss, nodes):
 @borrowing_kernel
 def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
                    top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
-                   leaf_value, rows, at, best_p, best_a):
+                   leaf_value, rows, at, prior_bits):
     # One tree's descent is a chain of dependent loads, so the processor is kept busy with many trees at once.
     # The trees go in groups of GROUP, whose records fit in the core's L2 cache: the group's small trees are first
     # loaded whole (touch_tree: independent loads that overlap), then the group descends level by level, then
@@ -352,7 +347,7 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
             touched += touch_tree(slots[r], nodes, top_actions, top_prior, alloc)
         touched += descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior,
                                  edge_proven, top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action,
-                                 leaf_child, leaf_kind, leaf_value, rows, at, best_p, best_a)
+                                 leaf_child, leaf_kind, leaf_value, rows, at, prior_bits)
         for r in range(start, stop):
             add_virtual_loss(slots[r], leaf_child[r], virtual_loss, nodes)
     return touched                                                       # returned so the touches are not removed

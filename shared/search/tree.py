@@ -78,9 +78,6 @@ def top_k(num_actions: int) -> int:
     return 0 if num_actions <= ROW_SCAN_ACTIONS else 4
 
 
-#: Width of the blocks `_expand_nodes` ranks by (see there).
-RANK_BLOCK = 16
-
 NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent", np.int32), ("prior", np.float32),
                        ("first_child", np.int32), ("next_sibling", np.int32), ("action", np.int16),
                        ("expanded", np.bool_), ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
@@ -114,10 +111,8 @@ class TreeStorage:
         self.alloc[:, 1] = NO_CHILD
         self.root_prior_clean = np.zeros((num_slots, num_actions), np.float32)
         self.valid = np.zeros(num_slots, bool)
-        #: scratch of the kernels that rank a node's top actions (selection's re-ranking, expansion): (best priors
-        #: [K] float32, their actions [K] int16, block maxima [ceil(A / RANK_BLOCK)] float32)
-        self.rank_scratch = (np.empty(top_k(num_actions), np.float32), np.empty(top_k(num_actions), np.int16),
-                             np.empty(-(-num_actions // RANK_BLOCK), np.float32))
+        #: the prior array's bits (the same memory): the ranking of top actions compares them as integers
+        self.prior_bits = self.prior.view(np.int32)
         for name, field in _NODE_VIEWS.items():
             setattr(self, name, self.nodes[field])
 
@@ -222,7 +217,7 @@ class TreeStorage:
             outcomes = np.zeros((1, 1), np.int8)
         proven = np.zeros(slots.shape[0], np.int8)
         _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
-                      self.prior, self.edge_proven, self.top_actions, self.top_prior, proven, *self.rank_scratch)
+                      self.prior, self.prior_bits, self.edge_proven, self.top_actions, self.top_prior, proven)
         return proven
 
     def set_root_prior(self, slots: np.ndarray, prior: np.ndarray) -> None:
@@ -321,33 +316,48 @@ def _softmax_shift(logits, legal, shifted, no_mass):
                 out[a] -= row_max
 
 
+#: The low 16 bits of a ranking key hold RANK_ACTION_BASE - action, so that among equal priors the lower action
+#: ranks first (actions are below MAX_ACTIONS).
+RANK_ACTION_BASE = MAX_ACTIONS
+
+
 @inline
-def insert_top(best_p, best_a, count, p, a):
-    """Insert (p, a) into the sorted buffers best_p / best_a [K] (prior descending; a later action goes after an
-    equal prior) holding `count` entries, dropping the last when full. Returns the new count. (The same helper is
-    in shared.search.puct: kernels only call helpers of their own module, see shared.search.jit.)"""
-    k_max = best_p.shape[0]
-    if count == k_max and p <= best_p[k_max - 1]:
-        return count                                                    # not among the K best
-    j = count if count < k_max else k_max - 1
-    while j > 0 and best_p[j - 1] < p:
-        if j < k_max:
-            best_p[j], best_a[j] = best_p[j - 1], best_a[j - 1]
-        j -= 1
-    best_p[j], best_a[j] = p, a
-    return count + 1 if count < k_max else count
+def rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions, top_prior):
+    """(Re)rank top_actions[slot, node] and their top_prior: the K legal actions with the highest priors (prior
+    descending, action ascending) among those whose child is not created yet; sets the node's top_count.
+    prior_bits [B, N, A] int32: the prior array's bits (the same memory viewed as int32).
+
+    Each action has a unique int64 key, its prior's bits above RANK_ACTION_BASE - action (the bits of non-negative
+    float32 numbers order as the numbers do; an illegal action's -inf has the sign bit set: a negative key). K
+    passes over the row each take the largest key below the previous pass's: branch-free integer maxima, which
+    vectorise. (The same helper is in shared.search.puct: kernels only call helpers of their own module, see
+    shared.search.jit.)"""
+    below = np.int64(0x7FFFFFFFFFFFFFFF)
+    ranked = 0
+    for j in range(top_actions.shape[2]):
+        best = np.int64(-1)
+        for a in range(prior.shape[2]):
+            key = (np.int64(prior_bits[slot, node, a]) << 16) | np.int64(RANK_ACTION_BASE - a)
+            eligible = key < below and children[slot, node, a] == UNVISITED
+            best = max(best, key if eligible else np.int64(-1))
+        if best < 0:
+            break                                                       # no legal, uncreated action left
+        action = RANK_ACTION_BASE - (best & 0xFFFF)
+        top_actions[slot, node, j] = action
+        top_prior[slot, node, j] = prior[slot, node, action]
+        below = best
+        ranked += 1
+    nodes[slot, node].top_count = ranked
 
 
 @borrowing_kernel
-def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, edge_proven,
-                  top_actions, top_prior, result, best_p, best_a, block_max):
+def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, prior_bits,
+                  edge_proven, top_actions, top_prior, result):
     """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
     the prior rows (-inf where illegal), plus the top actions and solver edge results; prove nodes (a winning
-    move: +1; every legal move losing: -1) into result [K] int8. Scratch: best_p [top_k] float32, best_a [top_k]
-    int16, block_max [ceil(A / RANK_BLOCK)] float32.
+    move: +1; every legal move losing: -1) into result [K] int8. prior_bits: the prior array viewed as int32.
     """
     count, num_actions = weights.shape
-    k_max = top_actions.shape[2]
     minus_inf = f32(-np.inf)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
@@ -374,38 +384,8 @@ def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes
                 losing_or_illegal += (outcome == -1) | (not is_legal)
                 known += outcome != 0
             wins, all_lose, any_proven = winning > 0, losing_or_illegal == num_actions, known > 0
-        # Rank (no list when K = 0: selection scans the rows). The K-th largest of the blocks' maxima bounds the
-        # K-th largest prior from below (K blocks hold a prior at least that large), so a prior below it is never
-        # listed; the others go through the sorted insertion in action order.
-        ranked = 0
-        if k_max > 0:
-            blocks = block_max.shape[0]
-            for b in range(blocks):
-                top = minus_inf
-                for a in range(b * RANK_BLOCK, min((b + 1) * RANK_BLOCK, num_actions)):
-                    p = prior[slot, node, a]
-                    top = p if p > top else top
-                block_max[b] = top
-            bound = minus_inf
-            if blocks >= k_max:
-                for b in range(blocks):
-                    ranked = insert_top(best_p, best_a, ranked, block_max[b], b)
-                bound = best_p[k_max - 1]
-            ranked, floor = 0, minus_inf
-            for b in range(blocks):
-                if block_max[b] < bound or block_max[b] == minus_inf:
-                    continue
-                for a in range(b * RANK_BLOCK, min((b + 1) * RANK_BLOCK, num_actions)):
-                    p = prior[slot, node, a]
-                    if p >= bound and p != minus_inf and (ranked < k_max or p > floor):
-                        ranked = insert_top(best_p, best_a, ranked, p, a)
-                        if ranked == k_max:
-                            floor = best_p[k_max - 1]
-        for j in range(ranked):
-            top_actions[slot, node, j] = best_a[j]
-            top_prior[slot, node, j] = best_p[j]
+        rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions, top_prior)   # none if K = 0
         record = nodes[slot, node]
-        record.top_count = ranked
         record.expanded = True
         record.edges_proven = any_proven
         result[k] = 1 if wins else (-1 if all_lose else 0)

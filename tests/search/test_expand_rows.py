@@ -1,6 +1,6 @@
 """TreeStorage.expand against plain numpy: the prior rows (masked_softmax bit for bit), the solver edge results and
-node proofs, and the ranked top actions (prior descending, action ascending) on rows full of ties and illegal
-moves, for action counts around the ranking's block width."""
+node proofs, and the ranked top actions (prior descending, action ascending) on rows full of ties, zero priors and
+illegal moves, for action counts around the vector widths of the ranking's passes."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +16,7 @@ def test_expand_matches_numpy(num_actions: int) -> None:
     count = 300
     logits = rng.integers(-2, 3, size=(count, num_actions)).astype(np.float32)   # a handful of values: many ties
     logits[::7] = rng.normal(size=(logits[::7].shape)).astype(np.float32)
+    logits[::11, : num_actions // 2 + 1] = -1e4                                 # priors of exactly 0, tied
     legal = rng.random((count, num_actions)) < rng.choice([0.02, 0.3, 0.9, 1.0], size=(count, 1))
     legal[5] = False                                                              # no legal move at all
     outcomes = rng.choice(np.array([-1, 0, 0, 0, 1], np.int8), size=(count, num_actions))
