@@ -65,7 +65,7 @@ def propagate_proof(slot, node, nodes, prior, edge_proven):
 
 @borrowing_kernel
 def _backup_kernel(slots, leaves, leaf_values, collided, virtual_loss, solver, nodes, children, prior, edge_proven,
-                   top_actions, top_prior, num_nodes, alloc):
+                   top_actions, top_prior, num_nodes):
     count = slots.shape[0]
     for i in range(leaves.shape[0]):
         slot, node = slots[i % count], leaves[i]

@@ -87,15 +87,11 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
 
 
 @inline
-def allocate_node(slot, nodes, num_nodes, alloc):
-    """A free node index of tree `slot`: the head of its free list, else the next never-used index."""
-    num_nodes[slot] += 1
-    node = alloc[slot, 1]
-    if node != NO_CHILD:
-        alloc[slot, 1] = nodes[slot, node].next_sibling                 # pop the free list
-        return node
-    node = alloc[slot, 0]
-    alloc[slot, 0] = node + 1
+def allocate_node(slot, num_nodes):
+    """A new node index of tree `slot`: the first unused one (the nodes in use are 0..num_nodes - 1, see
+    shared.search.tree)."""
+    node = num_nodes[slot]
+    num_nodes[slot] = node + 1
     return node
 
 
@@ -245,10 +241,10 @@ def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prio
 
 
 @inline
-def touch_tree(slot, nodes, top_actions, top_prior, alloc):
+def touch_tree(slot, nodes, top_actions, top_prior, num_nodes):
     """Load every cache line of a small tree's node records and top-action lists (at most TOUCH_NODES nodes in
     use; 0 for a larger one) in one loop of independent loads: -> a sum of what was read (so the loads stay)."""
-    used = alloc[slot, 0]
+    used = num_nodes[slot]
     touched = f32(0.0)
     if used > TOUCH_NODES:
         return touched
@@ -264,7 +260,7 @@ def touch_tree(slot, nodes, top_actions, top_prior, alloc):
 
 @inline
 def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
-                  top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
+                  top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
                   leaf_value, rows, at, prior_bits):
     """Descend the trees of rows start..stop-1 level by level, over the trees still descending (their loads
     overlap), each to its leaf edge, creating the new children: fills the leaf_* outputs of those rows. rows [R]
@@ -279,7 +275,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, chil
             # First touch what this level reads and is not loaded yet (the node of a tree too large for
             # touch_tree, the rows scan_row reads), in a tight loop of independent loads.
             slot, node = slots[rows[i]], at[i]
-            if alloc[slot, 0] > TOUCH_NODES:
+            if num_nodes[slot] > TOUCH_NODES:
                 touched += f32(nodes[slot, node].visits)
             if top_actions.shape[2] == 0:
                 touched += prior[slot, node, 0] + f32(children[slot, node, 0])
@@ -291,7 +287,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, chil
                                         edge_proven, top_actions, top_prior, prior_bits)
             if child == UNVISITED:
                 kind = LEAF_NEW
-                child = allocate_node(slot, nodes, num_nodes, alloc)     # capacity was checked by the caller
+                child = allocate_node(slot, num_nodes)                       # capacity was checked by the caller
                 init_node(slot, child, node, action, prior[slot, node, action], nodes)
                 children[slot, node, action] = child
                 for j in range(nodes[slot, node].top_count):             # its top_actions entry is taken
@@ -334,7 +330,7 @@ def add_virtual_loss(slot, leaf, virtual_loss, nodes):
 
 @borrowing_kernel
 def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
-                   top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action, leaf_child, leaf_kind,
+                   top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
                    leaf_value, rows, at, prior_bits):
     # One tree's descent is a chain of dependent loads, so the processor is kept busy with many trees at once.
     # The trees go in groups of GROUP, whose records fit in the core's L2 cache: the group's small trees are first
@@ -344,9 +340,9 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
     for start in range(0, slots.shape[0], GROUP):
         stop = min(start + GROUP, slots.shape[0])
         for r in range(start, stop):
-            touched += touch_tree(slots[r], nodes, top_actions, top_prior, alloc)
+            touched += touch_tree(slots[r], nodes, top_actions, top_prior, num_nodes)
         touched += descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior,
-                                 edge_proven, top_actions, top_prior, num_nodes, alloc, leaf_parent, leaf_action,
+                                 edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action,
                                  leaf_child, leaf_kind, leaf_value, rows, at, prior_bits)
         for r in range(start, stop):
             add_virtual_loss(slots[r], leaf_child[r], virtual_loss, nodes)

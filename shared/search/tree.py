@@ -31,10 +31,9 @@ no Python object per node.
                                            selection creates its child; see `shared.search.puct`
     top_prior          [B, N, K]  float32  the priors of those actions (so that selection reads no [A] row for them)
     node_states        [B, N, S]  int16    the node's position
-    num_nodes          [B]        int32    nodes in use (the tree's size: capacity checks compare it)
-    alloc              [B, 2]     int32    node allocation: [0] high-water mark (the next never-used index), [1] head
-                                           of the list of freed nodes (linked through next_sibling; NO_CHILD if
-                                           empty). Nodes are taken from the free list first (see `allocate_node`)
+    num_nodes          [B]        int32    nodes in use, which are always the indices 0..num_nodes - 1 (new nodes are
+                                           taken at num_nodes, see `allocate_node`; a tree advance renumbers the
+                                           kept nodes, see shared.search.reuse)
     root_prior_clean   [B, A]     float32  the root's prior before Dirichlet noise (re-noised at each search)
     valid              [B]        bool     the slot holds an expanded root that a search may reuse
 
@@ -43,8 +42,7 @@ UNVISITED). `children_visits` and `children_value_sum` compute them as [B, N, A]
 diagnostics. Every node field is also an attribute under its former name, as a numpy view (node_visits,
 node_value_sum, parents, action_from_parent, first_child, next_sibling, expanded, terminal, terminal_value,
 proven, top_count). Rows are initialised lazily (a node's record when it is created, its [A] rows when it is
-expanded: a terminal node never gets any), so resetting a tree is O(1): set num_nodes, alloc and valid. After a
-tree advance (shared.search.reuse) the nodes in use are not contiguous: walk the tree from ROOT to visit them.
+expanded: a terminal node never gets any), so resetting a tree is O(1): set num_nodes and valid.
 The expansion kernels below are the "expand" step of a search; selection lives in `shared.search.puct`, backup
 in `shared.search.backup`.
 """
@@ -107,8 +105,6 @@ class TreeStorage:
         self.top_prior = np.empty((num_slots, capacity, top_k(num_actions)), np.float32)
         self.node_states = np.empty((num_slots, capacity, state_size), np.int16)
         self.num_nodes = np.zeros(num_slots, np.int32)
-        self.alloc = np.zeros((num_slots, 2), np.int32)
-        self.alloc[:, 1] = NO_CHILD
         self.root_prior_clean = np.zeros((num_slots, num_actions), np.float32)
         self.valid = np.zeros(num_slots, bool)
         #: the prior array's bits (the same memory): the ranking of top actions compares them as integers
@@ -117,10 +113,10 @@ class TreeStorage:
             setattr(self, name, self.nodes[field])
 
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """(nodes, children, prior, edge_proven, top_actions, top_prior, num_nodes, alloc): the arrays the kernels
-        work on."""
+        """(nodes, children, prior, edge_proven, top_actions, top_prior, num_nodes): the arrays the kernels work
+        on."""
         return (self.nodes, self.children, self.prior, self.edge_proven, self.top_actions, self.top_prior,
-                self.num_nodes, self.alloc)
+                self.num_nodes)
 
     def nodes_in_use(self, slot: int) -> np.ndarray:
         """The nodes of one tree, breadth first from the root (children in action order): [M] int64."""
@@ -154,8 +150,6 @@ class TreeStorage:
     def invalidate(self, slots: np.ndarray) -> None:
         """Forget the trees in `slots` [K] (O(1) per tree thanks to lazy node initialisation)."""
         self.num_nodes[slots] = 0
-        self.alloc[slots, 0] = 0
-        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
     def init_roots(self, slots: np.ndarray, states: np.ndarray) -> None:
@@ -168,8 +162,6 @@ class TreeStorage:
         self.edge_proven[slots, ROOT] = 0
         self.node_states[slots, ROOT] = states
         self.num_nodes[slots] = 1
-        self.alloc[slots, 0] = 1
-        self.alloc[slots, 1] = NO_CHILD
         self.valid[slots] = False
 
     def states_of(self, slots: np.ndarray, nodes: np.ndarray) -> np.ndarray:

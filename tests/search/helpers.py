@@ -178,10 +178,11 @@ def reference_root_proofs(game: Game, evaluate, state: np.ndarray, simulations: 
 
 def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
     """Visit and value bookkeeping of one tree: visits add up, no virtual loss is left, the child lists hold exactly
-    the created children, links agree."""
+    the created children, links agree, the nodes in use are numbered 0..num_nodes - 1."""
     children_visits, children_value_sum = tree.children_visits[slot], tree.children_value_sum[slot]
     in_use = tree.nodes_in_use(slot)
     assert in_use.size == tree.num_nodes[slot] == np.unique(in_use).size
+    assert np.array_equal(np.sort(in_use), np.arange(in_use.size))          # the nodes in use are 0..num_nodes - 1
     for node in in_use:
         if not tree.expanded[slot, node]:
             assert tree.first_child[slot, node] == -1, node           # [A] rows are written at expansion
