@@ -199,10 +199,12 @@ def test_generic_games_get_root_wins_from_the_default_tactics() -> None:
 
 @pytest.mark.parametrize("game_name,count", [("tictactoe", 150), ("connect4", 150), ("gomoku-6x6-4", 150),
                                              ("gomoku-7x9-4", 150), ("gomoku-8x8-5", 150), ("gomoku-9x9-5", 60),
-                                             ("gomoku-5x19-5", 40)])
+                                             ("gomoku-5x19-5", 40), ("gomoku-8x8-6", 60), ("gomoku-9x9-3", 60),
+                                             ("gomoku-10x10-6", 40)])
 def test_fast_move_outcomes_equal_the_generic_definition(game_name: str, count: int) -> None:
     """The in-a-row and Connect Four overrides agree with stepping every move (and every reply) on random games
-    (boards of at most 64 cells use the bitboard kernel, the larger ones the row-mask kernel)."""
+    (boards of at most 64 cells use the bitboard kernel, the larger ones the row-mask kernel; each kernel has a copy
+    for the common line lengths and a general one, all taken here)."""
     game = make_game(game_name)
     states = _random_positions(game, count, range(4, game.num_cells), seed=11)
     fast = game.move_outcomes(states)
