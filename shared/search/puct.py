@@ -30,9 +30,10 @@ mover has a proven winning action, that action is taken at once (the lowest such
 lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
 (its value is exact), as it does at a terminal one.
 
-Virtual loss: once a path is chosen (after the descent, so a path never sees its own virtual loss), every node
-below the root on it gets one extra visit and `virtual_loss` added to its value sum (the node's own view: a win
-for its mover is a loss for the player who chose it), and the root gets one extra visit. The next selection
+Virtual loss: every node below the root on a path gets one extra visit and `virtual_loss` added to its value sum
+(the node's own view: a win for its mover is a loss for the player who chose it), and the root one extra visit;
+each node gets them as the descent leaves it (once its own statistics were read), the leaf when it is reached,
+so a path never sees its own virtual loss. The next selection
 of the same step then prefers other paths. Backup (`shared.search.backup`) replaces each virtual visit by the
 real one. With leaves_per_step = 1 the search is therefore exactly sequential PUCT.
 """
@@ -259,13 +260,13 @@ def touch_tree(slot, nodes, top_actions, top_prior, num_nodes):
 
 
 @inline
-def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven,
-                  top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
+def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior,
+                  edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
                   leaf_value, rows, at, prior_bits):
     """Descend the trees of rows start..stop-1 level by level, over the trees still descending (their loads
-    overlap), each to its leaf edge, creating the new children: fills the leaf_* outputs of those rows. rows [R]
-    int64 and at [R] int32: scratch for the trees still descending and their current nodes. -> a sum of what the
-    touches read."""
+    overlap), each to its leaf edge, creating the new children and adding the virtual loss: fills the leaf_*
+    outputs of those rows. rows [R] int64 and at [R] int32: scratch for the trees still descending and their
+    current nodes. -> a sum of what the touches read."""
     touched = f32(0.0)
     count = stop - start
     for i in range(count):
@@ -285,6 +286,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, chil
             slot = slots[r]
             action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
                                         edge_proven, top_actions, top_prior, prior_bits)
+            add_virtual_loss(slot, node, virtual_loss, nodes)            # the node's statistics were read
             if child == UNVISITED:
                 kind = LEAF_NEW
                 child = allocate_node(slot, num_nodes)                       # capacity was checked by the caller
@@ -309,23 +311,20 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, chil
                     rows[still], at[still] = r, child                    # descend further at the next level
                     still += 1
                     continue
+            add_virtual_loss(slot, child, virtual_loss, nodes)
             leaf_parent[r], leaf_action[r], leaf_child[r], leaf_kind[r] = node, action, child, kind
         count = still
     return touched
 
 
 @inline
-def add_virtual_loss(slot, leaf, virtual_loss, nodes):
-    """Virtual loss on the path of `leaf`, walking up (one path never repeats an edge): one more visit and
-    +virtual_loss on each node below the root (the node's own view: a win for the node's mover is a loss for
-    the player who chose it), one more visit of the root."""
-    node = leaf
-    while node != ROOT:
-        record = nodes[slot, node]
-        record.visits += 1
+def add_virtual_loss(slot, node, virtual_loss, nodes):
+    """Virtual loss on one node of a path: one more visit, and +virtual_loss below the root (the node's own view:
+    a win for the node's mover is a loss for the player who chose it)."""
+    record = nodes[slot, node]
+    record.visits += 1
+    if node != ROOT:
         record.value_sum += virtual_loss
-        node = record.parent
-    nodes[slot, ROOT].visits += 1
 
 
 @borrowing_kernel
@@ -334,16 +333,14 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
                    leaf_value, rows, at, prior_bits):
     # One tree's descent is a chain of dependent loads, so the processor is kept busy with many trees at once.
     # The trees go in groups of GROUP, whose records fit in the core's L2 cache: the group's small trees are first
-    # loaded whole (touch_tree: independent loads that overlap), then the group descends level by level, then
-    # its paths get their virtual loss while still in cache (after the descent: a path never sees its own).
+    # loaded whole (touch_tree: independent loads that overlap), then the group descends level by level, adding
+    # each path's virtual loss on the way down (its nodes are in cache then).
     touched = f32(0.0)
     for start in range(0, slots.shape[0], GROUP):
         stop = min(start + GROUP, slots.shape[0])
         for r in range(start, stop):
             touched += touch_tree(slots[r], nodes, top_actions, top_prior, num_nodes)
-        touched += descend_group(start, stop, slots, c_puct, fpu_reduction, solver, nodes, children, prior,
-                                 edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action,
+        touched += descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children,
+                                 prior, edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action,
                                  leaf_child, leaf_kind, leaf_value, rows, at, prior_bits)
-        for r in range(start, stop):
-            add_virtual_loss(slots[r], leaf_child[r], virtual_loss, nodes)
     return touched                                                       # returned so the touches are not removed
