@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from shared.games.base import F_DONE, F_LAST, F_PLAYER, F_PLY, GameError
+from shared.games.base import F_LAST, F_PLAYER, F_PLY, GameError
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line, line_move_outcomes, line_step_stored
+from shared.games.lines import completes_line, empty_cells, line_move_outcomes, line_step_stored
 from shared.games.notation import parse_digit, parse_digit_moves, render_grid
 
 _WHAT = "Connect Four column"
@@ -41,8 +41,7 @@ class Connect4(GridGame):
     def legal_mask(self, states: np.ndarray) -> np.ndarray:
         """states [B, S] int16 -> [B, 7] bool: columns whose top cell is empty, none once the game is over."""
         self._check_states(states)
-        live = states[:, self.num_cells + F_DONE] == 0
-        return (states[:, : self.width] == 0) & live[:, None]
+        return empty_cells(states, self.num_cells, self.width)
 
     def _landing_rows(self, cells: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Row a disc dropped in each column lands on: cells [B, H*W], columns [B] int64 -> [B] int64."""

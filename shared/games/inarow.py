@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from shared.games.base import F_DONE, F_PLAYER, F_PLY
+from shared.games.base import F_PLAYER, F_PLY
 from shared.games.grid import BASE_PLANES, GridGame
-from shared.games.lines import completes_line, line_move_outcomes, line_step_stored
+from shared.games.lines import completes_line, empty_cells, line_move_outcomes, line_step_stored
 
 
 class InARowGame(GridGame):
@@ -31,8 +31,7 @@ class InARowGame(GridGame):
     def legal_mask(self, states: np.ndarray) -> np.ndarray:
         """states [B, S] int16 -> [B, A] bool: the empty cells, none once the game is over."""
         self._check_states(states)
-        live = states[:, self.num_cells + F_DONE] == 0
-        return (states[:, : self.num_cells] == 0) & live[:, None]
+        return empty_cells(states, self.num_cells, self.num_cells)
 
     def _play(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
         new = states.copy()

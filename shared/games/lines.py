@@ -86,6 +86,25 @@ def _completes_line(cells, played, height, width, n_in_row, out):
         out[b] = _line_through(cells[b], played[b], height, width, n_in_row)
 
 
+def empty_cells(states: np.ndarray, num_cells: int, count: int) -> np.ndarray:
+    """The legal moves of the grid games whose moves are empty cells: states [B, S] int16 of boards of `num_cells`
+    cells -> [B, count] bool, whether each of the first `count` cells is empty (all False once the game is over).
+    In-a-row games ask for every cell, Connect Four for its top row. One compiled pass (numpy's comparison of a
+    strided slice and the mask of finished games cost about 60 us for 1024 8x8 boards, this about 5)."""
+    states = np.ascontiguousarray(states, np.int16)
+    out = np.empty((states.shape[0], count), np.bool_)
+    _empty_cells(states, num_cells, out)
+    return out
+
+
+@borrowing_jit
+def _empty_cells(states, num_cells, out):
+    for b in range(states.shape[0]):
+        live = states[b, num_cells + F_DONE] == 0
+        for c in range(out.shape[1]):
+            out[b, c] = live and states[b, c] == 0
+
+
 def line_step_stored(store: np.ndarray, slots: np.ndarray, parents: np.ndarray, children: np.ndarray,
                      actions: np.ndarray, height: int, width: int, n_in_row: int,
                      gravity: bool) -> tuple[np.ndarray, np.ndarray]:
