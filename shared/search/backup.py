@@ -36,7 +36,7 @@ def backup_step(tree: TreeStorage, slots: np.ndarray, selections: list[Selection
     collided [K*R] bool: paths that stopped at a node still awaiting evaluation. Those paths only lose their
     virtual visits (no value is backed up twice for one evaluation).
     """
-    leaves = np.concatenate([sel.leaf_child for sel in selections]).astype(np.int64)
+    leaves = np.concatenate([sel.leaf_child for sel in selections]) if len(selections) > 1 else selections[0].leaf_child
     _backup_kernel(np.ascontiguousarray(slots, np.int64), leaves, np.ascontiguousarray(leaf_values, np.float32),
                    np.ascontiguousarray(collided), f32(virtual_loss), solver, *tree.kernel_arrays())
 

@@ -295,7 +295,8 @@ class BatchedMCTS:
             selections.append(sel)
         if pending:
             # 2. EVALUATE all new non-terminal leaves in one call, 3. EXPAND them.
-            self._evaluate_and_expand(leaf_values, *(np.concatenate(column) for column in zip(*pending)))
+            self._evaluate_and_expand(leaf_values, *(column[0] if len(column) == 1 else np.concatenate(column)
+                                                     for column in zip(*pending)))
         # 4. BACK UP every path, then propagate proven results.
         backup_step(self._tree, slots, selections, leaf_values, collided, config.virtual_loss, config.solver)
 

@@ -57,7 +57,7 @@ GROUP, TOUCH_NODES = 64, 256
 class Selection:
     """One leaf per searched tree (arrays [R], row r = slots[r]).
 
-    leaf_parent, leaf_action [R] int32: the last edge of each path; leaf_child [R] int32 its child node (created
+    leaf_parent, leaf_action [R] int64: the last edge of each path; leaf_child [R] int64 its child node (created
     by the selection when the edge was new); leaf_kind [R] int8: LEAF_NEW (a child created now, its position still
     to be computed), LEAF_TERMINAL (a finished position), LEAF_PROVEN (a solved node: exact value), LEAF_PENDING
     (created earlier in this step, awaiting evaluation: a collision); leaf_value [R] float32: the exact value of
@@ -79,7 +79,7 @@ def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduc
     or created earlier in the same step but not yet evaluated (a collision).
     """
     count = slots.shape[0]
-    sel = Selection(np.empty(count, np.int32), np.empty(count, np.int32), np.empty(count, np.int32),
+    sel = Selection(np.empty(count, np.int64), np.empty(count, np.int64), np.empty(count, np.int64),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
                    solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
@@ -172,7 +172,7 @@ def scan_row(slot, node, scale, fpu, skip_lost, nodes, children, prior, edge_pro
 def best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior, edge_proven, top_actions,
                 top_prior, prior_bits):
     """The PUCT choice at an expanded node under the solver rules of the module docstring: -> (action, its child
-    node, UNVISITED when not created yet). prior_bits: the prior array viewed as int32, for re-ranking the node's list."""
+    node, UNVISITED when not created yet). prior_bits: the prior array viewed as int32 (to re-rank the node's list)."""
     record = nodes[slot, node]
     if solver and record.proven == 1:
         for a in range(prior.shape[2]):
