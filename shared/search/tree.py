@@ -203,13 +203,13 @@ class TreeStorage:
         weights = np.exp(shifted, out=shifted)                       # the same numpy exp as masked_softmax
         if no_mass.any():
             weights[no_mass] = legal[no_mass]                         # no mass: uniform over legal actions
-        totals = weights.sum(axis=1)                                  # the same numpy summation order
         no_outcomes = outcomes is None
         if no_outcomes:
             outcomes = np.zeros((1, 1), np.int8)
         proven = np.zeros(slots.shape[0], np.int8)
-        _expand_nodes(slots, nodes, weights, totals, legal, outcomes, no_outcomes, self.nodes, self.children,
-                      self.prior, self.prior_bits, self.edge_proven, self.top_actions, self.top_prior, proven)
+        _expand_nodes(slots, nodes, weights, legal, outcomes, no_outcomes, self.nodes, self.children, self.prior,
+                      self.prior_bits, self.edge_proven, self.top_actions, self.top_prior, proven,
+                      *_pairwise_scratch())
         return proven
 
     def set_root_prior(self, slots: np.ndarray, prior: np.ndarray) -> None:
@@ -342,18 +342,88 @@ def rank_top_actions(slot, node, nodes, children, prior, prior_bits, top_actions
     nodes[slot, node].top_count = ranked
 
 
+#: Rows longer than this are summed in halves, as numpy's pairwise summation does.
+PAIRWISE_BLOCK = 128
+
+
+def _pairwise_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scratch of `pairwise_sum`: (spans [64, 2] int64, span_done [64] bool, sums [64] float32), enough for rows of
+    2**60 elements."""
+    return np.empty((64, 2), np.int64), np.empty(64, np.bool_), np.empty(64, np.float32)
+
+
+@inline
+def block_sum(row, start, length):
+    """numpy's float32 sum of row[start:start + length], length <= PAIRWISE_BLOCK: sequential below 8 elements,
+    else 8 running sums (elements i, i + 8, ...) added pairwise, then the last length % 8 elements in order."""
+    if length < 8:
+        total = f32(0.0)
+        for i in range(length):
+            total += row[start + i]
+        return total
+    r0, r1, r2, r3 = row[start], row[start + 1], row[start + 2], row[start + 3]
+    r4, r5, r6, r7 = row[start + 4], row[start + 5], row[start + 6], row[start + 7]
+    stop = start + length - length % 8
+    for i in range(start + 8, stop, 8):
+        r0 += row[i]
+        r1 += row[i + 1]
+        r2 += row[i + 2]
+        r3 += row[i + 3]
+        r4 += row[i + 4]
+        r5 += row[i + 5]
+        r6 += row[i + 6]
+        r7 += row[i + 7]
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(stop, start + length):
+        total += row[i]
+    return total
+
+
+@inline
+def pairwise_sum(row, spans, span_done, sums):
+    """The sum of a float32 row [A] exactly as numpy's `row.sum()` (and `weights.sum(axis=1)` of a contiguous
+    array) computes it, bit for bit: 0 plus the pairwise sum, a row longer than PAIRWISE_BLOCK split into a first
+    part of n // 2 rounded down to a multiple of 8 and the rest, each summed the same way, then added. The
+    recursion runs on an explicit stack: spans [D, 2] int64 (start, length), span_done [D] bool (both halves
+    pushed), sums [D] float32 (the finished parts, in order)."""
+    length = row.shape[0]
+    if length <= PAIRWISE_BLOCK:
+        return f32(0.0) + block_sum(row, 0, length)
+    depth, finished = 1, 0
+    spans[0, 0], spans[0, 1], span_done[0] = 0, length, False
+    while depth > 0:
+        start, size = spans[depth - 1, 0], spans[depth - 1, 1]
+        if size <= PAIRWISE_BLOCK:
+            depth -= 1
+            sums[finished] = block_sum(row, start, size)
+            finished += 1
+        elif span_done[depth - 1]:
+            depth -= 1
+            finished -= 1
+            sums[finished - 1] = sums[finished - 1] + sums[finished]   # first part + second part
+        else:
+            span_done[depth - 1] = True
+            half = size // 2
+            half -= half % 8
+            spans[depth, 0], spans[depth, 1], span_done[depth] = start + half, size - half, False
+            spans[depth + 1, 0], spans[depth + 1, 1], span_done[depth + 1] = start, half, False
+            depth += 2                                                  # the first part on top: summed first
+    return f32(0.0) + sums[0]
+
+
 @borrowing_kernel
-def _expand_nodes(slots, node_ids, weights, totals, legal, outcomes, no_outcomes, nodes, children, prior, prior_bits,
-                  edge_proven, top_actions, top_prior, result):
-    """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), totals [K] their row sums), written into
+def _expand_nodes(slots, node_ids, weights, legal, outcomes, no_outcomes, nodes, children, prior, prior_bits,
+                  edge_proven, top_actions, top_prior, result, spans, span_done, sums):
+    """Last step of masked_softmax (weights [K, A] float32 = exp(shifted), divided by their row sums), written into
     the prior rows (-inf where illegal), plus the top actions and solver edge results; prove nodes (a winning
-    move: +1; every legal move losing: -1) into result [K] int8. prior_bits: the prior array viewed as int32.
+    move: +1; every legal move losing: -1) into result [K] int8. prior_bits: the prior array viewed as int32;
+    spans, span_done, sums: scratch of `pairwise_sum`.
     """
     count, num_actions = weights.shape
     minus_inf = f32(-np.inf)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
-        total = max(totals[k], f32(1e-30))
+        total = max(pairwise_sum(weights[k], spans, span_done, sums), f32(1e-30))
         # Separate simple passes over the rows (element loops, no array views, no branches: they vectorise; the
         # node is expanded once, childless).
         for a in range(num_actions):

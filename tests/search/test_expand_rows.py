@@ -51,3 +51,24 @@ def test_expand_without_outcomes_proves_nothing() -> None:
     proven = tree.expand(np.arange(3), np.full(3, ROOT), np.zeros((3, 40), np.float32), legal, None)
     assert (proven == 0).all() and (tree.edge_proven[:, ROOT] == 0).all()
     assert (tree.top_actions[:, ROOT] == np.arange(4)).all()                    # all tied: the lowest actions
+
+
+@pytest.mark.parametrize("length", [1, 7, 8, 9, 64, 128, 129, 225, 362, 1000])
+def test_row_sums_match_numpy_bit_for_bit(length: int) -> None:
+    """The expansion's compiled row sum (tree.pairwise_sum) is numpy's `sum(axis=1)`, bit for bit, on rows short
+    enough to be summed in one block and on rows split in halves (more than tree.PAIRWISE_BLOCK)."""
+    import numba
+
+    from shared.search import tree
+
+    @numba.njit
+    def sum_rows(weights, out, spans, span_done, sums):
+        for k in range(weights.shape[0]):
+            out[k] = tree.pairwise_sum(weights[k], spans, span_done, sums)
+
+    rng = np.random.default_rng(length)
+    weights = np.exp(3 * rng.normal(size=(500, length))).astype(np.float32)
+    weights[rng.random(weights.shape) < 0.3] = 0
+    out = np.empty(500, np.float32)
+    sum_rows(weights, out, *tree._pairwise_scratch())
+    np.testing.assert_array_equal(out, weights.sum(axis=1))
