@@ -6,6 +6,9 @@ Kernels keep float32 arithmetic float32 (`f32(...)` on every constant) so that t
 formulas bit for bit; `fastmath` stays off for the same reason (no reassociation, no fused multiply-add).
 `error_model="numpy"`: float division by zero gives inf/nan instead of raising (no check in the hot loops).
 
+`prefetch_line` is an intrinsic (compiled into the kernel that uses it, like an instruction): a hint to start
+loading a cache line that a later pass will read or write.
+
 Rule: a kernel calls only kernels and helpers of its OWN module. numba's on-disk cache is invalidated when the
 kernel's own source file changes, not when a function it inlined from another file does, so cross-module
 calls could run stale code after an edit.
@@ -14,6 +17,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 #: Decorator for the search kernels: nopython, cached on disk, releases the GIL.
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -34,3 +40,20 @@ inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"
 
 f32 = np.float32
 
+
+
+@intrinsic
+def prefetch_line(typingctx, array, byte_offset):
+    """Ask the processor to start loading the cache line at `array`'s data + byte_offset (int64) into its caches;
+    returns at once (a hint: no fault, no result)."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        address = builder.gep(builder.bitcast(data, ir.IntType(8).as_pointer()), [args[1]])
+        i32 = ir.IntType(32)
+        # llvm.prefetch(address, read = 0, locality = 3: keep in every cache level, data = 1); typed or opaque pointer
+        name = "llvm.prefetch.p0" if getattr(address.type, "is_opaque", False) else "llvm.prefetch.p0i8"
+        hint = cgutils.get_or_insert_function(builder.module,
+                                              ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), name)
+        builder.call(hint, [address, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(array, types.int64), codegen
