@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.games.base import Game
-from shared.search.jit import borrowing_kernel, f32, inline
+from shared.search.jit import borrowing_kernel, f32, inline, prefetch_line
 
 ROOT = 0
 NO_PARENT = -1
@@ -411,6 +411,19 @@ def pairwise_sum(row, spans, span_done, sums):
     return f32(0.0) + sums[0]
 
 
+#: How many nodes ahead the expansion starts loading the rows it will write.
+EXPAND_AHEAD = 4
+
+
+@inline
+def prefetch_row(array, slot, node):
+    """Start loading the cache lines of array[slot, node] (a row of a [B, N, ...] array). (The same helper is in
+    shared.search.puct: kernels only call helpers of their own module.)"""
+    start = slot * array.strides[0] + node * array.strides[1]
+    for offset in range(start - start % 64, start + array.strides[1], 64):
+        prefetch_line(array, offset)
+
+
 @borrowing_kernel
 def _expand_nodes(slots, node_ids, weights, legal, outcomes, no_outcomes, nodes, children, prior, prior_bits,
                   edge_proven, top_actions, top_prior, result, spans, span_done, sums):
@@ -423,6 +436,10 @@ def _expand_nodes(slots, node_ids, weights, legal, outcomes, no_outcomes, nodes,
     minus_inf = f32(-np.inf)
     for k in range(count):
         slot, node = slots[k], node_ids[k]
+        if k + EXPAND_AHEAD < count:                                    # rows written EXPAND_AHEAD nodes later
+            prefetch_row(prior, slots[k + EXPAND_AHEAD], node_ids[k + EXPAND_AHEAD])
+            prefetch_row(children, slots[k + EXPAND_AHEAD], node_ids[k + EXPAND_AHEAD])
+            prefetch_row(edge_proven, slots[k + EXPAND_AHEAD], node_ids[k + EXPAND_AHEAD])
         total = max(pairwise_sum(weights[k], spans, span_done, sums), f32(1e-30))
         # Separate simple passes over the rows (element loops, no array views, no branches: they vectorise; the
         # node is expanded once, childless).
