@@ -33,9 +33,9 @@ lose for the mover are skipped unless every legal action is proven lost. A path 
 Virtual loss: every node below the root on a path gets one extra visit and `virtual_loss` added to its value sum
 (the node's own view: a win for its mover is a loss for the player who chose it), and the root one extra visit;
 each node gets them as the descent leaves it (once its own statistics were read), the leaf when it is reached,
-so a path never sees its own virtual loss. The next selection
-of the same step then prefers other paths. Backup (`shared.search.backup`) replaces each virtual visit by the
-real one. With leaves_per_step = 1 the search is therefore exactly sequential PUCT.
+so a path never sees its own virtual loss. The next selection of the same step then prefers other paths. Backup
+(`shared.search.backup`) replaces each virtual visit by the real one. With leaves_per_step = 1 the search is
+therefore exactly sequential PUCT.
 """
 from __future__ import annotations
 
@@ -292,7 +292,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solve
             add_virtual_loss(slot, node, virtual_loss, nodes)            # the node's statistics were read
             if child == UNVISITED:
                 kind = LEAF_NEW
-                child = allocate_node(slot, num_nodes)                       # capacity was checked by the caller
+                child = allocate_node(slot, num_nodes)                   # capacity was checked by the caller
                 init_node(slot, child, node, action, prior[slot, node, action], nodes)
                 children[slot, node, action] = child
                 for j in range(nodes[slot, node].top_count):             # its top_actions entry is taken
@@ -323,10 +323,10 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solve
 
 @inline
 def prefetch_row(array, slot, node):
-    """Start loading the cache lines of array[slot, node] (a row of a [B, N, ...] array)."""
+    """Start loading the cache lines of array[slot, node] (a row of a [B, N, ...] array). (The same helper is in
+    shared.search.tree: kernels only call helpers of their own module.)"""
     start = slot * array.strides[0] + node * array.strides[1]
-    first = start - start % 64
-    for offset in range(first, start + array.strides[1], 64):
+    for offset in range(start - start % 64, start + array.strides[1], 64):
         prefetch_line(array, offset)
 
 
