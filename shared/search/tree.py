@@ -347,8 +347,8 @@ PAIRWISE_BLOCK = 128
 
 
 def _pairwise_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scratch of `pairwise_sum`: (spans [64, 2] int64, span_done [64] bool, sums [64] float32), enough for rows of
-    2**60 elements."""
+    """Scratch of `pairwise_sum`: (spans [64, 2] int64, span_done [64] bool, sums [64] float32); the stacks grow by
+    about one entry per halving, so 64 is far more than rows of MAX_ACTIONS need."""
     return np.empty((64, 2), np.int64), np.empty(64, np.bool_), np.empty(64, np.float32)
 
 
