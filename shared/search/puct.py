@@ -269,7 +269,7 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solve
     """Descend the trees of rows start..stop-1 level by level, over the trees still descending (their loads
     overlap), each to its leaf edge, creating the new children and adding the virtual loss: fills the leaf_*
     outputs of those rows. rows [R] int64 and at [R] int32: scratch for the trees still descending and their
-    current nodes. -> a sum of what the touches read."""
+    current nodes; node_states: the tree's positions, only prefetched here. -> a sum of what the touches read."""
     touched = f32(0.0)
     count = stop - start
     for i in range(count):

@@ -5,8 +5,8 @@ follow); the old root's other subtrees are dropped. Then the tree is renumbered 
 indices 0..M-1 (see shared.search.tree): each kept node at or above M moves into an index below M that was
 dropped, with its record, rows and links (nothing reads an index at or above M). An advance thus costs a walk
 of the kept nodes and a copy of those that move, not a copy of the tree; in exchange selection's whole-tree touch
-reads only nodes in use (measured: on gomoku-8x8-5 a search's trees held 57 nodes in use below a high-water mark of 105
-before, see BENCHMARKS.md).
+reads only nodes in use (measured: on gomoku-8x8-5 a search's trees held 57 nodes in use below a high-water
+mark of 105 before, see BENCHMARKS.md).
 """
 from __future__ import annotations
 
