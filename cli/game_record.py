@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shared.games import family_of
 from shared.games.base import F_DONE, F_WINNER, Game
 from shared.games.notation import COLUMN_LETTERS
 
@@ -99,7 +100,7 @@ def record_text(game: Game, actions: list[int], result: str, players: tuple[str,
 def write_record(path: Path, game: Game, actions: list[int], *, result_text: str, result: int | None,
                  players: tuple[str, str]) -> str:
     """Write the game to `path`: SGF for Gomoku, the plain record otherwise. Returns the format written."""
-    if getattr(game, "family", "") == "gomoku":
+    if family_of(game).sgf_records:
         Path(path).write_text(sgf_text(game, actions, result, players), encoding="utf-8")
         return "SGF"
     Path(path).write_text(record_text(game, actions, result_text, players), encoding="utf-8")

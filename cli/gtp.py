@@ -9,7 +9,7 @@ each followed by an empty line; an id in front of a command is echoed. Input is 
 characters dropped, tabs made spaces, `#` comments removed, empty lines ignored). A malformed or unknown command,
 or an illegal move, gets a `?` answer; nothing a controller sends stops the engine but `quit` or the end of input.
 
-Rules are zeroforge's Go rules (shared.games.go: area scoring, positional superko); `komi` changes the komi of the
+Rules are zeroforge's Go rules (shared.games.go.rules: area scoring, positional superko); `komi` changes the komi of the
 game (the network, trained with another komi, is kept). `boardsize` accepts only the model's size. `play` and
 `genmove` accept either colour at any time: a move by the side not to move is played as if the other side had
 been to move (no pass is inserted). After two passes (the game is over for zeroforge) play may go on, as
@@ -43,7 +43,9 @@ from cli.play_common import (
     checked_device, config_file_option, data_dir_option, device_option, fail, game_and_registry, game_config,
     model_option, user_errors,
 )
+from shared.games import family_of, make_game_from_params
 from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, F_WINNER, GameError
+from shared.games.family import engine_protocol, speaks
 from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS
 
 #: The resignation threshold when none is given: the search value (engine's view, in [-1, 1]) below which it resigns.
@@ -134,9 +136,7 @@ class GtpEngine:
 
     def __init__(self, game, evaluate, *, search, resign_threshold: float = DEFAULT_RESIGN_THRESHOLD,
                  seed: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
-        from shared.games.go import Go
-
-        if not isinstance(game, Go):
+        if not speaks(game, "gtp"):
             raise GameError(f"zeroforge gtp plays Go only (go-9x9, go-NxN), not {game.name}")
         self.game, self.evaluate, self.search = game, evaluate, search
         self.resign_threshold, self.seed, self.clock = float(resign_threshold), int(seed), clock
@@ -238,15 +238,13 @@ class GtpEngine:
         return ""
 
     def _komi(self, args: list[str]) -> str:
-        from shared.games.go import Go
-
         (text,) = self._arguments(args, 1, "komi KOMI")
         try:
             komi = float(text)
         except ValueError:
             raise GtpFailure(f"syntax error: komi {text!r} is not a number") from None
         try:
-            self.game = Go(self.game.height, komi=komi)
+            self.game = make_game_from_params({**self.game.params(), "komi": komi})
         except GameError as exc:
             raise GtpFailure(f"syntax error: {exc}") from None
         return ""
@@ -338,8 +336,7 @@ class GtpEngine:
         return ""
 
     def _final_score(self, args: list[str]) -> str:
-        from shared.games.go import score_text
-
+        score_text = family_of(self.game).protocols["gtp"].helpers["score_text"]
         return score_text(float(self.game.area_score(self.state[None])[0]))
 
     def _time_settings(self, args: list[str]) -> str:
@@ -368,7 +365,8 @@ def serve(engine: GtpEngine, stdin, stdout) -> None:
 
 
 @click.command("gtp")
-@click.option("--game", "game_name", default="go-9x9", show_default=True, help="Go board: go-9x9, go-13x13, go-NxN.")
+@click.option("--game", "game_name", default=engine_protocol("gtp").default_game, show_default=True,
+              help=engine_protocol("gtp").game_help)
 @model_option
 @click.option("--sims", type=click.IntRange(1, 100_000), default=DEFAULT_ANALYSIS_SIMULATIONS, show_default=True,
               help="Search simulations per move (fewer when the time settings leave less time).")
@@ -385,7 +383,7 @@ def gtp(game_name: str, model_text: str | None, sims: int, resign_threshold: flo
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        if game.family != "go":
+        if not speaks(game, "gtp"):
             fail(f"zeroforge gtp plays Go only; use --game go-9x9 (or go-NxN), not {game.name}")
         search = game_config(game.name, config_file).match_search_config(sims)
         path = choose_model_path(game, model_text, registry_dir)

@@ -34,6 +34,7 @@ from typing import Callable, Iterator, TextIO
 import click
 
 from cli.pbrain_engine import OPPONENT, OWN, Brain, BrainError
+from shared.games.family import engine_protocol, speaks
 
 _FREESTYLE_RULES = (0, 2)          # freestyle, and freestyle as a continuous game
 _INT_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
@@ -200,9 +201,8 @@ def _say(text: str) -> None:
 
 
 @click.command("pbrain")
-@click.option("--game", "game_name", default="gomoku-15", show_default=True,
-              help="The Gomoku board the brain plays: gomoku-15 (15x15), gomoku-20x20-5 (20x20, Gomocup's "
-                   "freestyle board; needs a model for it), any gomoku-HxW-5.")
+@click.option("--game", "game_name", default=engine_protocol("pbrain").default_game, show_default=True,
+              help=engine_protocol("pbrain").game_help)
 @click.option("--model", "model_text", default=None, metavar="MODEL",
               help="best, shipped, a registry version (e.g. 000012) or a model file "
                    "[default: the registry's best, else the shipped model].")
@@ -224,7 +224,7 @@ def pbrain(game_name: str, model_text: str | None, sims: int, config_file: Path 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        if getattr(game, "family", "") != "gomoku":
+        if not speaks(game, "pbrain"):
             fail(f"pbrain plays Gomoku only; {game.name} is not a Gomoku board (try --game gomoku-15)")
         config = game_config(game.name, config_file)
     search, load_error = None, None

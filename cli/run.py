@@ -69,11 +69,13 @@ def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
 
 
 def _generations_help() -> str:
-    """--generations help with the per-game defaults of shared.config.defaults."""
+    """--generations help with the per-game defaults of shared.config.defaults (one line per preset that sets
+    [pipeline] generations)."""
     from shared.config.defaults import game_defaults
+    from shared.games import game_names
 
     fixed = []
-    for name in ("tictactoe", "connect4", "gomoku-15", "othello"):
+    for name in game_names():
         count = game_defaults(name).get("pipeline", {}).get("generations")
         if count:
             fixed.append(f"{count} for {name}")

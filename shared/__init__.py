@@ -4,9 +4,10 @@ The bottom layer: `services/` (job functions, the worker), `flows/` (Prefect) an
 other presentation) import from here; nothing here imports them. Each subpackage states its public names
 in its own `__init__`:
 
-    shared.games        make_game, make_game_from_params, GAME_NAMES, Game, GameError
+    shared.games        make_game, make_game_from_params, GAME_NAMES, Game, GameError, GameFamily, family_of,
+                        register_family (one package per game family: tictactoe, connect4, gomoku, othello, go)
     shared.search       BatchedMCTS, SearchConfig, play_selfplay_games, SelfPlayConfig, play_match, opening_set,
-                        MCTSPlayer, PureMCTSPlayer, RandomPlayer, MinimaxPlayer
+                        MCTSPlayer, PureMCTSPlayer, RandomPlayer
     shared.players      spec (parse_player_spec, resolve_model, build_player), match (play_match_chunk,
                         evaluate_players), analysis (analyze_states, analyze_move_strings), positions
                         (position_from_moves, illegal_move_reason, parse_one_move)

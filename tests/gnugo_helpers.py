@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.players.gnugo import GnuGoError, find_gnugo
+from shared.games.go.gnugo import GnuGoError, find_gnugo
 
 
 def gnugo_installed() -> bool:

@@ -56,3 +56,70 @@ def test_each_fact_is_spelled_in_one_place(what: str, pattern: re.Pattern, homes
     found = {str(path.relative_to(ROOT)) for layer in LAYERS for path in _python_files(layer)
              if pattern.search(path.read_text(encoding="utf-8"))}
     assert found <= homes, f"{what} built outside {sorted(homes)}: {sorted(found - homes)}"
+
+
+# ----- game knowledge lives in the game's package ------------------------------------------------------------------
+
+#: The built-in game families: each is a package shared/games/<family>/ holding all that is specific to it.
+FAMILIES = ("tictactoe", "connect4", "gomoku", "othello", "go")
+GAME_NAME = re.compile(rf"^({'|'.join(FAMILIES)})(-.*)?$", re.IGNORECASE)
+FAMILY_MODULE = re.compile(rf"^shared\.games\.({'|'.join(FAMILIES)})(\.|$)")
+#: (file, literal): game names that may appear outside shared/games, with the reason.
+GAME_NAME_ALLOWED = {
+    # a developer's benchmark script (`python -m cli.bench.compression`): the two games it measures are its subject
+    ("cli/bench/compression.py", "connect4"),
+    ("cli/bench/compression.py", "gomoku-15"),
+}
+
+
+def _game_knowledge(source: str) -> list[str]:
+    """String literals that are a game name ("go", "gomoku-15", "othello-6x6"; f-string parts included) and
+    imports of a family's package, in one file's source -> "line: what" entries."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and GAME_NAME.match(node.value.strip()):
+            found.append((node.lineno, node.value.strip()))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if FAMILY_MODULE.match(alias.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if FAMILY_MODULE.match(node.module):
+                found.append((node.lineno, node.module))
+            elif node.module == "shared.games":
+                found += [(node.lineno, f"shared.games.{alias.name}") for alias in node.names if alias.name in FAMILIES]
+    return [f"{line}: {what}" for line, what in found]
+
+
+def test_the_families_are_registered() -> None:
+    from shared.games import families
+
+    assert tuple(families()) == FAMILIES
+    assert all((ROOT / "shared" / "games" / name / "__init__.py").is_file() for name in FAMILIES)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_game_names_live_in_the_games_packages(layer: str) -> None:
+    """Outside shared/games, no code names a game family (a literal "go", "gomoku-15", ...) or imports a family's
+    package: generic code asks the game's descriptor (shared.games.family) instead of branching on names."""
+    offenders = []
+    for path in _python_files(layer):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("shared/games/"):
+            continue
+        offenders += [f"{relative}:{entry}" for entry in _game_knowledge(path.read_text(encoding="utf-8"))
+                      if (relative, entry.split(": ", 1)[1]) not in GAME_NAME_ALLOWED]
+    assert not offenders, offenders
+
+
+def test_the_search_knows_no_game() -> None:
+    """shared/search holds generic search only: no module named after a game or its solvers."""
+    names = {path.stem for path in (ROOT / "shared" / "search").glob("*.py")}
+    specific = {"vcf", "vcf_lines", "threats", "othello_solver", "weights", "connect4_solver", "minimax"}
+    assert not names & specific, sorted(names & specific)
+
+
+def test_the_game_knowledge_check_sees_what_it_looks_for() -> None:
+    source = ('import shared.games.go\nfrom shared.games import othello\nfrom shared.games.gomoku.vcf import x\n'
+              'A = "go"\nB = f"gomoku-{3}"\nC = "Go on, let go of it"\nD = "google"\nE = "gomokus"\n'
+              'F = "Game name, e.g. connect4"\nfrom shared.games import make_game\n')
+    found = sorted(entry.split(": ", 1)[1] for entry in _game_knowledge(source))
+    assert found == ["go", "gomoku-", "shared.games.go", "shared.games.gomoku.vcf", "shared.games.othello"]

@@ -204,18 +204,19 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator
-    from shared.search.root_solver import uses_endgame_solver
+    from shared.games import family_of
 
     device = checked_device(device)
     with user_errors():
         game, registry_dir = game_and_registry(game_name, data_dir)
-        othello = uses_endgame_solver(game)
-        if game.name != "connect4" and not othello and not isinstance(game, InARowGame):
+        solved = family_of(game).tactics_solver is not None
+        by_empties = solved and family_of(game).tactics_span == "empties"
+        if not solved and not isinstance(game, InARowGame):
             fail(f"--game {game.name}: bench tactics measures Connect Four and Othello (perfect solvers) and the "
                  "in-a-row games (tictactoe, gomoku-*: win in 1 and must block)")
         if vcf and not isinstance(game, InARowGame):
             fail(f"--vcf: VCF positions are for in-a-row games (gomoku-*, tictactoe), not {game.name}")
-        if othello:
+        if by_empties:
             span = _span_option("--empties", empties, 1, game.num_cells - 4, "empty squares",
                                 f"an {game.name} position has at most {game.num_cells - 4} empty squares")
         else:
@@ -227,7 +228,6 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
             if model.note:
                 click.echo(f"note: {model.note}", err=True)
             models.append((model.label, load_network_evaluator(model.path, game, device)))
-        solved = game.name == "connect4" or othello
         if solved:
             report = solved_tactics(game, models, search, positions=positions, seed=seed, span=span,
                                     max_nodes=max_nodes)

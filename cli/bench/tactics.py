@@ -1,5 +1,5 @@
 """`zeroforge bench tactics --game connect4`: how often a model's search keeps a position's game-theoretic outcome,
-on positions labelled by the perfect solver (shared.search.connect4_solver).
+on positions labelled by the perfect solver (shared.games.connect4.solver).
 
 Positions: random games (uniform legal moves, never a move that ends the game) stopped after a ply count drawn
 uniformly from [min_plies, max_plies]; a position is kept when the solver settles every legal move within its
@@ -11,7 +11,7 @@ some legal move would lose the outcome), per outcome (won / drawn positions), an
 legal move on the same positions.
 
 `zeroforge bench tactics --game othello` (or othello-6x6): the same on endgames labelled by the exact endgame solver
-(shared.search.othello_solver): random games stopped once the number of empty squares drawn uniformly from
+(shared.games.othello.solver): random games stopped once the number of empty squares drawn uniformly from
 [min_empties, max_empties] is reached.
 
 Games with a solver at the root of the players (Gomoku's VCF, Othello's endgame solver, Connect Four's solver in
@@ -36,8 +36,7 @@ from scipy.stats import binomtest
 
 from shared.games.base import F_PLY, Game
 from shared.games.inarow import InARowGame
-from shared.search.connect4_solver import Connect4Solver
-from shared.search.othello_solver import OthelloSolver
+from shared.games import family_of
 from shared.search.root_solver import uses_root_solver
 from shared.search.solved import ILLEGAL, UNKNOWN
 
@@ -170,14 +169,12 @@ def solved_tactics(game: Game, models: list[tuple[str, Any]], search, *, positio
     random move's rates and the sampling and timing facts."""
     rng = np.random.default_rng(seed)
     low, high = span
-    if game.name == "connect4":
+    family = family_of(game)
+    label, span_key = family.tactics_solver(game, max_nodes), family.tactics_span
+    if span_key == "plies":
         draw = lambda: random_position(game, rng, int(rng.integers(low, high + 1)))  # noqa: E731
-        label = Connect4Solver(max_nodes=max_nodes).state_values
-        span_key = "plies"
     else:
-        othello = OthelloSolver(game, max_nodes=max_nodes)
         draw = lambda: random_endgame(game, rng, int(rng.integers(low, high + 1)))  # noqa: E731
-        label, span_key = othello.move_values, "empties"
     started = time.perf_counter()
     states, values, sampled, skipped = labelled_positions(game, positions, draw, label)
     report = {"game": game.name, "positions": int(states.shape[0]), "sampled": sampled,

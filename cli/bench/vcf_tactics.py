@@ -5,7 +5,7 @@ A VCF ("victory by continuous fours") wins by fours alone: each attacker move le
 when it can make five, or when a four leaves it two five cells (a double four). Within `depth` attacker moves:
 five now or a double four now is depth 1, else a four, the forced block, and a VCF within depth - 1.
 
-The labeller shares nothing with the players' threat solver (shared.search.vcf): it tries every empty cell at
+The labeller shares nothing with the players' threat solver (shared.games.gomoku.vcf): it tries every empty cell at
 every attacker turn, and finds five cells with `shared.games.lines.completion_cells` (tested cell by cell against
 placing a stone). Kinds of position, for the side to move, none of them with a five cell for either side (those
 are the win-in-1 and must-block kinds of `bench tactics`):

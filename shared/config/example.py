@@ -10,6 +10,7 @@ from typing import Any
 
 from shared.config.loader import ENV_DELIMITER, ENV_PREFIX, load_config
 from shared.config.services import SECTIONS, PipelineConfig
+from shared.games import GAME_NAMES
 
 _HEADER = """\
 # zeroforge configuration — every section and field, with its description.
@@ -36,8 +37,9 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value))
 
 
-def render_example_toml(game: str = "tictactoe") -> str:
-    """The example file text: a commented block per section, one commented `key = value` per field."""
+def render_example_toml(game: str = GAME_NAMES[0]) -> str:
+    """The example file text: a commented block per section, one commented `key = value` per field (default: the
+    first built-in preset, the smallest game)."""
     config = load_config(PipelineConfig, game, env=None)
     values = config.model_dump(mode="json")
     lines = [_HEADER.format(game=game, prefix=ENV_PREFIX, delim=ENV_DELIMITER)]

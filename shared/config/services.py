@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 from pydantic import model_validator
 
 from shared.config.fields import Section
+from shared.games import families
+from shared.games.family import family_for_name
 from shared.search.selfplay import SelfPlayConfig
 from shared.config.sections import (
     GameSection,
@@ -81,8 +83,15 @@ def _check_fast_simulations(search: SearchSection, selfplay: SelfPlaySection) ->
 
 
 def _check_anchor_for_game(game: GameSection, gate: GateSection) -> None:
-    if gate.anchor == "minimax" and game.name != "tictactoe":
-        raise ValueError(f'gate.anchor "minimax" exists only for tictactoe, not {game.name!r}; use "pure-mcts:N"')
+    """A baseline anchor that only some families' games can seat (e.g. minimax) must suit the game."""
+    if gate.anchor is None:
+        return
+    kind = gate.anchor.partition(":")[0]
+    owners = [family.name for family in families().values() if kind in family.baseline_players]
+    family = family_for_name(game.name)
+    if owners and (family is None or kind not in family.baseline_players):
+        raise ValueError(f'gate.anchor "{kind}" exists only for {", ".join(owners)}, not {game.name!r}; '
+                         'use "pure-mcts:N"')
 
 
 class GatekeeperConfig(ServiceConfig):

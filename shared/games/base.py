@@ -12,7 +12,7 @@ State layout (shared by all games, so the search can store any game's states in 
     states[:, H*W + F_WINNER]  when done: +1 first player won, -1 second player won, 0 draw
     states[:, H*W + F_PASSES]  consecutive passes (Othello, Go; always 0 elsewhere)
     states[:, H*W + NUM_FIELDS:]  extra data of games that need more than the board (Go: previous boards and
-                               superko keys, see shared/games/go.py); absent (S = H*W + NUM_FIELDS) for the others
+                               superko keys, see shared/games/go/rules.py); absent (S = H*W + NUM_FIELDS) for the others
 
 Invariants every game keeps (the conformance tests check them):
 - `legal_mask(states).shape == (B, num_actions)`; a non-terminal state has at least one legal action;

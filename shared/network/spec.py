@@ -1,9 +1,11 @@
-"""Network size specifications and THE table of per-game default sizes.
+"""Network size specifications and the per-game default sizes.
 
 A `NetworkSpec` fixes the size of a `PolicyValueNet` trunk and value head; the board geometry
 (input planes, height, width, action count) comes from the game, so one spec can serve any game.
-`default_network_spec(name)` is the only place that says how large a game's network is: the pipeline's
-config defaults ([game] blocks/channels), `create_model(spec=None)` and `zeroforge bench` all read it.
+`default_network_spec(name)` is the only place the rest of zeroforge asks how large a game's network is: the
+pipeline's config defaults ([game] blocks/channels), `create_model(spec=None)` and `zeroforge bench` all read it.
+It reads each game family's `GameFamily.network_size` (shared.games.family), which gives these sizes for the
+built-in games:
 
 =================  ===============  ===========================================================
 game               blocks x chans   reason
@@ -27,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from shared.games import families
 
 
 class NetworkError(ValueError):
@@ -74,48 +78,15 @@ class NetworkSpec:
         return f"{self.blocks}x{self.channels} (value hidden {self.value_hidden})"
 
 
-_FIXED_DEFAULTS = {
-    "tictactoe": NetworkSpec(2, 32),
-    "connect4": NetworkSpec(4, 64),
-    "othello": NetworkSpec(6, 64),
-    "othello-6x6": NetworkSpec(4, 64),
-}
-
-
-def _gomoku_board(game_name: str) -> tuple[int, int] | None:
-    """(height, width) of a Gomoku preset or "gomoku-{H}x{W}-{n}" name, or None if not Gomoku."""
-    if game_name == "gomoku-15":
-        return 15, 15
-    match = re.fullmatch(r"gomoku-(\d+)x(\d+)-(\d+)", game_name)
-    if match is None:
-        return None
-    return int(match.group(1)), int(match.group(2))
-
-
-def _gomoku_spec(height: int, width: int) -> NetworkSpec:
-    """Gomoku default by board area (see the module table)."""
-    area = height * width
-    if area <= 49:
-        return NetworkSpec(3, 32)
-    if area <= 121:
-        return NetworkSpec(4, 48)
-    return NetworkSpec(10, 128)
-
-
 def default_network_spec(game_name: str) -> NetworkSpec:
-    """Default network size for a game name ("connect4", "gomoku-15", "go-9x9", ...); see the module table.
-
-    NetworkError for a game without a default.
-    """
-    board = _gomoku_board(game_name)
-    if board is not None:
-        return _gomoku_spec(*board)
-    go = re.fullmatch(r"go-(\d+)x\1", game_name)
-    if go is not None:
-        return NetworkSpec(6, 64) if int(go.group(1)) <= 9 else NetworkSpec(10, 128)
-    if game_name in _FIXED_DEFAULTS:
-        return _FIXED_DEFAULTS[game_name]
+    """Default network size for a game name ("connect4", "gomoku-15", "go-9x9", ...): the game family's
+    `network_size` (module table). NetworkError for a game without a default."""
+    for family in families().values():
+        size = family.network_size(game_name)
+        if size is not None:
+            return NetworkSpec(*size)
+    known = ", ".join(form for family in families().values() for form in family.name_forms)
     raise NetworkError(
-        f"no default network for game {game_name!r}; known: {sorted(_FIXED_DEFAULTS)}, gomoku-15, "
-        f"gomoku-HxW-n and go-NxN; or give the size explicitly, e.g. NetworkSpec(blocks=4, channels=64)"
+        f"no default network for game {game_name!r}; known: {known}; or give the size explicitly, "
+        "e.g. NetworkSpec(blocks=4, channels=64)"
     )

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from shared.games import family_of
 from shared.games.base import F_PLAYER, F_WINNER, Game, GameError
-from shared.games.notation import square_range_hint
 
 
 def side_names(game: Game, state: np.ndarray) -> tuple[str, str]:
-    """("first"|"second", colour) of the side to move in state [S]; colours X/O, black/white in Othello."""
+    """("first"|"second", colour) of the side to move in state [S]; colours as the game family names its sides
+    (X/O, black/white in Othello)."""
     first = int(state[game.num_cells + F_PLAYER]) == 1
-    if game.name.startswith("othello"):
-        colour = "black" if first else "white"
-    else:
-        colour = "X" if first else "O"
-    return ("first" if first else "second"), colour
+    names = family_of(game).side_names
+    return ("first" if first else "second"), names[0] if first else names[1]
 
 
 def winner_text(game: Game, state: np.ndarray) -> str:
@@ -30,7 +28,7 @@ def winner_text(game: Game, state: np.ndarray) -> str:
     winner = int(state[game.num_cells + F_WINNER])
     if winner == 0:
         return "it was drawn"
-    names = ("black", "white") if game.name.startswith("othello") else ("X", "O")
+    names = family_of(game).side_names
     return f"{names[0] if winner == 1 else names[1]} won"
 
 
@@ -46,7 +44,7 @@ def illegal_move_reason(game: Game, state: np.ndarray, action: int, moves_played
     """
     move = game.action_to_str(action)
     after = _after(moves_played)
-    if getattr(game, "family", "") == "connect4":          # an action is a column; it is illegal when full
+    if family_of(game).column_moves:                      # an action is a column; it is illegal when full
         return f"column {move} is full {after}"
     if action < game.num_cells and int(state[action]) != 0:
         return f"{move} is occupied {after}"
@@ -89,18 +87,10 @@ def position_from_moves(game: Game, moves_text: str) -> np.ndarray:
 
 def move_form(game: Game) -> str:
     """How one move is written, e.g. "a column digit 1-7 from the left, e.g. 4"."""
-    family = getattr(game, "family", "")
+    form = family_of(game).move_form
+    if form is not None:
+        return form(game)
     example = game.action_to_str(int(game.legal_mask(game.initial_states(1))[0].argmax()))
-    if family == "connect4":
-        return f"a column digit 1-{game.width} from the left, e.g. 4"
-    if family == "tictactoe":
-        return "a square digit 1-9, row by row from the top left, e.g. 5"
-    if family in ("gomoku", "othello"):
-        counted = "from the bottom" if family == "gomoku" else "from the top"
-        square = game.action_to_str((game.height // 2) * game.width + game.width // 2 if family == "gomoku" else 0)
-        extra = "" if family == "gomoku" else "; pass only when forced"
-        return (f"a square like {square} ({square_range_hint(game.height, game.width)}, rows counted "
-                f"{counted}{extra})")
     return f"one move such as {example}"
 
 

@@ -3,9 +3,9 @@
     random              uniformly random legal moves
     minimax             perfect play (tic-tac-toe only)
     weights             Othello's classic square-weights evaluation, one ply deep (Othello only;
-                        shared.search.weights)
+                        shared.games.othello.weights)
     pure-mcts:N         pure MCTS with N random-rollout playouts per move (the classic baseline)
-    gnugo:LEVEL         GNU Go at level 0..10 over GTP (Go only; shared.players.gnugo)
+    gnugo:LEVEL         GNU Go at level 0..10 over GTP (Go only; shared.games.go.gnugo)
     best                the registry's current best version; with no registry or no best yet, the model
                         shipped for the game (with a note saying so), the one fallback of eval, play and analyze
     000012 or 12        a registry version
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from shared.games import Game
+from shared.games import Game, families, family_of
+from shared.games.family import BaselinePlayer
 from shared.layout import shipped_model_names, shipped_model_path
 from shared.registry import ModelRegistry
 from shared.search import players
 from shared.search.mcts import SearchConfig
-from shared.search.weights import WeightsPlayer
 
 #: Upper bound of pure-mcts:N (a million playouts per move already takes minutes per move).
 MAX_PURE_MCTS_PLAYOUTS = 1_000_000
@@ -73,11 +73,40 @@ def parse_player_spec(text: str) -> PlayerSpec:
         return PlayerSpec("gnugo", str(int(match.group(1))))
     if text.startswith("gnugo"):
         raise PlayerSpecError(f"{text!r}: write gnugo:LEVEL with LEVEL from 0 to 10 (GNU Go's strength), e.g. gnugo:1")
+    kind, _, value = text.partition(":")
+    if kind in _baseline_kinds() - _SPELLED_KINDS:
+        return PlayerSpec(kind, value)       # a baseline kind of a registered family (its builder reads the value)
     if re.fullmatch(r"[0-9]{1,6}", text):
         return PlayerSpec("version", f"{int(text):06d}")
     if text and (text.endswith(".pt") or Path(text).is_file()):
         return PlayerSpec("file", text)
     raise PlayerSpecError(f"unknown player {text!r}; use one of: {SPEC_HELP}")
+
+
+#: The kinds whose spelling the grammar above checks itself (other families' baseline kinds are "KIND[:VALUE]").
+_SPELLED_KINDS = {"random", "minimax", "weights", "pure-mcts", "gnugo", "best", "shipped"}
+
+
+def _baseline_kinds() -> set[str]:
+    return {kind for family in families().values() for kind in family.baseline_players}
+
+
+def _baseline(spec: PlayerSpec, game: Game) -> BaselinePlayer:
+    """The builder of a baseline kind: the game family's own, else the first family that offers the kind (whose
+    builder then refuses the game with its own message)."""
+    own = family_of(game).baseline_players.get(spec.kind)
+    if own is not None:
+        return own
+    for family in families().values():
+        if spec.kind in family.baseline_players:
+            return family.baseline_players[spec.kind]
+    raise PlayerSpecError(f"no game family offers the player {spec.kind!r}; use one of: {SPEC_HELP}")
+
+
+def _owners(kind: str) -> str:
+    """How the families offering `kind` are named in "KIND plays only ..." ("" when none checks its games)."""
+    return ", ".join(family.baseline_players[kind].only for family in families().values()
+                     if kind in family.baseline_players and family.baseline_players[kind].only)
 
 
 @dataclass(frozen=True)
@@ -160,16 +189,10 @@ def build_player(
     rng = np.random.default_rng(seed)
     if spec.kind == "random":
         return players.RandomPlayer(game, rng)
-    if spec.kind == "minimax":
-        return players.MinimaxPlayer(game)
-    if spec.kind == "weights":
-        return WeightsPlayer(game, rng)
     if spec.kind == "pure-mcts":
         return players.PureMCTSPlayer(game, int(spec.value), rng)
-    if spec.kind == "gnugo":
-        from shared.players.gnugo import GnuGoPlayer   # starts GNU Go processes only when it plays
-
-        return GnuGoPlayer(game, int(spec.value), seed=seed)
+    if spec.kind in _baseline_kinds():
+        return _baseline(spec, game).build(game, spec.value, seed)
     from shared.network import TorchEvaluator, load_model   # torch only when a network plays
 
     path = resolve_model_path(spec, game, registry_dir)
@@ -187,10 +210,10 @@ def check_fixed_player(text: str, game: Game, load_network: bool = True) -> Play
     spec = parse_player_spec(text)
     if spec.kind in ("version", "best", "file"):
         raise PlayerSpecError(f"{text!r} is not a fixed player; use pure-mcts:N, random, minimax, weights or shipped")
-    if spec.kind == "minimax" and game.name != "tictactoe":
-        raise PlayerSpecError(f"minimax plays only tictactoe, not {game.name}; use pure-mcts:N")
-    if spec.kind == "weights" and getattr(game, "family", "") != "othello":
-        raise PlayerSpecError(f"weights plays only Othello, not {game.name}; use pure-mcts:N")
+    if spec.kind in _baseline_kinds() and spec.kind not in family_of(game).baseline_players:
+        only = _owners(spec.kind)
+        if only:
+            raise PlayerSpecError(f"{spec.kind} plays only {only}, not {game.name}; use pure-mcts:N")
     if spec.kind == "shipped":
         path = resolve_model_path(spec, game, None)
         if load_network:

@@ -14,7 +14,7 @@ from shared.search.arena import MatchGame, MatchResult, play_match
 from shared.search.errors import ArenaError, EvaluatorError, SearchError
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig, SearchResult
 from shared.search.openings import opening_set
-from shared.search.players import MCTSPlayer, MinimaxPlayer, Player, PureMCTSPlayer, RandomPlayer
+from shared.search.players import MCTSPlayer, Player, PureMCTSPlayer, RandomPlayer
 from shared.search.policy import choose_moves, masked_softmax, select_actions
 from shared.search.rollout import RolloutEvaluator
 from shared.search.selfplay import SelfPlayConfig, SelfPlayRecords, play_selfplay_games
@@ -22,7 +22,7 @@ from shared.search.tree import NO_ACTION, NO_PARENT, ROOT, UNVISITED
 
 __all__ = [
     "ArenaError", "BatchedMCTS", "Evaluator", "EvaluatorError", "MCTSPlayer", "MatchGame", "MatchResult",
-    "MinimaxPlayer", "NO_ACTION", "NO_PARENT", "Player", "PureMCTSPlayer", "ROOT", "RandomPlayer",
+    "NO_ACTION", "NO_PARENT", "Player", "PureMCTSPlayer", "ROOT", "RandomPlayer",
     "RolloutEvaluator", "SearchConfig", "SearchError", "SearchResult", "SelfPlayConfig", "SelfPlayRecords",
     "UNVISITED", "choose_moves", "masked_softmax", "opening_set", "play_match", "play_selfplay_games", "select_actions",
 ]

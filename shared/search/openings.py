@@ -1,8 +1,7 @@
 """Fixed, seeded opening sets for matches: a few random plies that do not end the game.
 
-Per game family (`opening_plan`): tic-tac-toe 1 or 2 plies, Connect Four 2, Gomoku 2-4 plies on cells near the
-centre (the central square of lines within r of the middle, r = 2 on boards of 9+ lines, else 1: 2r+1 lines
-wide, 2r+2 on an even board where both middle lines count), Othello 4, any other game 2.
+The game family says how long openings are and which moves they may use (`GameFamily.opening_plan`, e.g. a few
+plies near the centre of a Gomoku board); without a plan, 2 plies of any move.
 
 Rule: openings are distinct POSITIONS (two move orders reaching the same position count once). When the space
 of openings is small (at most ENUMERATION_LIMIT move sequences per ply), all of them are enumerated,
@@ -11,14 +10,14 @@ de-duplicated, put in a seeded random order, and the first `count` are returned.
 attempts run out. Whenever fewer distinct openings exist (or were found) than `count`, the list repeats
 cyclically: opening i = distinct[i % len(distinct)].
 
-Tic-tac-toe keeps only openings whose game-theoretic value is a draw (solved exactly): a random 2-ply
-opening can be a forced win for one side, and then even perfect play loses one game of the pair, which
-would make "never loses to minimax" meaningless as a strength test.
+A family may then keep only the openings worth playing (`GameFamily.opening_filter`; e.g. tic-tac-toe keeps
+only openings whose solved value is a draw, so that perfect play never loses a game of a pair).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from shared.games import family_of
 from shared.games.base import Game
 from shared.search.errors import ArenaError
 
@@ -26,28 +25,11 @@ ENUMERATION_LIMIT = 5000
 
 
 def opening_plan(game: Game) -> tuple[tuple[int, ...], np.ndarray]:
-    """(allowed opening lengths, allowed actions [A] bool) for the game's family."""
-    allowed = np.ones(game.num_actions, bool)
-    family = game.name.split("-")[0]
-    if family == "tictactoe":
-        return (1, 2), allowed
-    if family == "connect4":
-        return (2,), allowed
-    if family == "othello":
-        return (4,), allowed
-    if family == "gomoku":
-        radius = 2 if min(game.height, game.width) >= 9 else 1
-        rows = _central_lines(game.height, radius)
-        cols = _central_lines(game.width, radius)
-        allowed[:] = False
-        allowed[(rows[:, None] * game.width + cols[None, :]).ravel()] = True
-        return (2, 3, 4), allowed
-    return (2,), allowed
-
-
-def _central_lines(size: int, radius: int) -> np.ndarray:
-    low, high = (size - 1) // 2 - radius, size // 2 + radius
-    return np.arange(max(low, 0), min(high, size - 1) + 1)
+    """(allowed opening lengths, allowed actions [A] bool): the game family's plan, else 2 plies of any move."""
+    plan = family_of(game).opening_plan
+    if plan is not None:
+        return plan(game)
+    return (2,), np.ones(game.num_actions, bool)
 
 
 def _position_key(game: Game, state: np.ndarray) -> bytes:
@@ -99,14 +81,6 @@ def _sample(game: Game, lengths: tuple[int, ...], allowed: np.ndarray, count: in
     return list(found.values())
 
 
-def _drawn_only(game: Game, openings: list[list[int]]) -> list[list[int]]:
-    """The openings whose exact minimax value is a draw (tic-tac-toe only)."""
-    from shared.search.minimax import board_keys, solve_values
-
-    values = solve_values(game)
-    return [moves for moves in openings if values[board_keys(game, game.play_moves(moves))[0]] == 0]
-
-
 def opening_set(game: Game, count: int, seed: int) -> list[list[int]]:
     """`count` openings (action lists) for `game`, deterministic for a seed; see the module docstring's rule."""
     if count < 1:
@@ -118,8 +92,9 @@ def opening_set(game: Game, count: int, seed: int) -> list[list[int]]:
         distinct = [distinct[i] for i in rng.permutation(len(distinct))]
     else:
         distinct = _sample(game, lengths, allowed, count, rng)
-    if game.name == "tictactoe":
-        distinct = _drawn_only(game, distinct)
+    keep = family_of(game).opening_filter
+    if keep is not None:
+        distinct = keep(game, distinct)
     if not distinct:
         raise ArenaError(f"{game.name}: no non-terminal opening of {lengths} plies exists")
     return [list(distinct[i % len(distinct)]) for i in range(count)]

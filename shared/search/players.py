@@ -3,7 +3,7 @@
 Every player maps states [B, S] int16 (all non-terminal, possibly from different games of a match) to actions
 [B] int64. Search players start fresh trees at each call (no reuse between calls: the states of successive
 calls need not follow each other), search without noise and play the most visited move (temperature 0).
-A player that holds outside resources (shared.players.gnugo's GNU Go processes) also has `close()`, which
+A player that holds outside resources (e.g. GNU Go processes) also has `close()`, which
 shared.players.match calls after a match.
 """
 from __future__ import annotations
@@ -15,7 +15,6 @@ import numpy as np
 
 from shared.games.base import Game
 from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
-from shared.search.minimax import move_values, solve_values
 from shared.search.policy import choose_moves
 from shared.search.rollout import RolloutEvaluator
 from shared.search.root_solver import root_solver_moves
@@ -33,7 +32,7 @@ class Player(Protocol):
         """Forget any state kept between calls (called at the start of a match)."""
 
 
-def _pick_among_best(scores: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+def pick_among_best(scores: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
     """Argmax per row of scores [B, A]; ties -> lowest index when rng is None, else uniformly random."""
     if rng is None:
         return scores.argmax(axis=1).astype(np.int64)
@@ -49,34 +48,17 @@ class RandomPlayer:
 
     def select_actions(self, states: np.ndarray) -> np.ndarray:
         legal = self.game.legal_mask(states)
-        return _pick_among_best(np.where(legal, 0.0, -1.0), self.rng)
+        return pick_among_best(np.where(legal, 0.0, -1.0), self.rng)
 
     def reset(self) -> None:
         """Nothing to forget."""
 
 
-class MinimaxPlayer:
-    """Perfect tic-tac-toe: always an optimal move (GameError for any other game).
-
-    Among equally optimal moves: the lowest action index when rng is None, else a uniformly random one.
-    """
-
-    def __init__(self, game: Game, rng: np.random.Generator | None = None, name: str = "minimax") -> None:
-        solve_values(game)                      # raises GameError for games other than tic-tac-toe
-        self.game, self.rng, self.name = game, rng, name
-
-    def select_actions(self, states: np.ndarray) -> np.ndarray:
-        return _pick_among_best(move_values(self.game, states), self.rng)
-
-    def reset(self) -> None:
-        """Nothing to forget (the solution is cached per process)."""
-
-
 class MCTSPlayer:
     """Network-guided PUCT search with `config`: no noise, no tree reuse between calls, temperature 0 (ties among
     the most visited moves broken at random by rng; proven wins and losses first, shared.search.policy), then
-    the game's solver at the root (root_solver=True; shared.search.root_solver: VCF in Gomoku, exact endgames in
-    Othello)."""
+    the game's solver at the root (root_solver=True; shared.search.root_solver: the game family's solver, where it
+    has one)."""
 
     def __init__(self, game: Game, evaluate: Evaluator, config: SearchConfig, *,
                  rng: np.random.Generator | None = None, name: str = "mcts", root_solver: bool = True) -> None:

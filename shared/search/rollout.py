@@ -2,9 +2,8 @@
 
 Rollouts are vectorised over the M states: every unfinished playout takes one uniformly random legal move per
 iteration, all together, until all have finished. A game with its own playout policy (a `playout_winners(states,
-rng)` method) uses that instead: Go's compiled light playouts, which do not fill their own eyes
-(`shared.games.go_playout`), and Othello's compiled uniform playouts, the same move distribution as
-`random_playouts` without a numpy call per move (`shared.games.othello_playout`).
+rng)` method) uses that instead, e.g. compiled playouts that follow a game's own playout policy, or the same
+move distribution as `random_playouts` without a numpy call per move.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Values of solved moves, shared by the perfect solvers (shared.search.connect4_solver, othello_solver) and
-their users: the side to move's view of the game-theoretic result after a move."""
+"""Values of solved moves, shared by the games' perfect solvers and their users (shared.search.root_solver,
+`bench tactics`): the side to move's view of the game-theoretic result after a move."""
 
 LOSS, DRAW, WIN = -1, 0, 1
 #: The entry of an action that is not a legal move.

@@ -17,11 +17,11 @@ from cli.eval import eval_command
 from cli.gtp import GtpEngine, TimeControl, clean_line, gtp
 from cli.play_common import game_config
 from shared.games import make_game
-from shared.games.go import score_text
+from shared.games.go.rules import score_text
 from shared.network import create_model, save_model
-from shared.players import gnugo
+from shared.games.go import gnugo
 from shared.players.analysis import load_network_evaluator
-from shared.players.gnugo import GtpProcess, find_gnugo, gnugo_command
+from shared.games.go.gnugo import GtpProcess, find_gnugo, gnugo_command
 from tests.cli.conftest import TINY_SPEC, one_line_error
 from tests.gnugo_helpers import gnugo_children, requires_gnugo
 

@@ -6,7 +6,7 @@ import pytest
 
 from shared.games import GameError, make_game, make_game_from_params
 from shared.games.base import F_DONE, F_LAST, F_PASSES, F_PLAYER, F_PLY, F_WINNER
-from shared.games.go import Go, score_text
+from shared.games.go.rules import Go, score_text
 from tests.games.go_reference import ReferenceGo
 
 SYMBOL = {"X": 1, "O": -1, ".": 0}
@@ -412,7 +412,7 @@ def test_set_up_positions_are_checked():
 
 
 def test_zobrist_keys_are_fixed_because_states_store_them():
-    from shared.games import go_rules
+    from shared.games.go import board as go_rules
     keys = go_rules.tables(9).flat_keys
     assert hex(int(keys[0])) == "0x5506442244cf1345" and hex(int(keys[-1])) == "0x415dea09cc244372"
     assert np.unique(keys & np.uint64(0xFFFF)).size == keys.size == 162

@@ -1,10 +1,11 @@
-"""Go's compiled light playouts (shared.games.go_playout) against the full rules of shared.games.go."""
+"""Go's compiled light playouts (shared.games.go.playout) against the full rules of shared.games.go.rules."""
 from __future__ import annotations
 
 import numpy as np
 
 from shared.games import make_game
-from shared.games import go_playout, go_rules
+from shared.games.go import board as go_rules
+from shared.games.go import playout as go_playout
 from shared.games.base import F_PASSES, F_PLY
 from shared.search.rollout import RolloutEvaluator
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.games import make_game
 from shared.games.base import F_PASSES, F_WINNER
-from shared.games.go import Go
+from shared.games.go.rules import Go
 from tests.games.go_reference import ReferenceGo
 
 
@@ -71,6 +72,7 @@ def test_integer_komi_games_agree_including_draws():
     assert (winners == 0).any() and (winners == 1).any() and (winners == -1).any()
 
 
+@pytest.mark.integration   # random games on the full 19x19 board
 def test_19x19_plays_legal_games():
     game = make_game("go-19x19")
     rng = np.random.default_rng(0)

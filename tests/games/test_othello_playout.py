@@ -1,11 +1,11 @@
-"""Othello's compiled random playouts (shared.games.othello_playout) against the numpy rules of shared.games.othello."""
+"""Othello's compiled random playouts (shared.games.othello.playout) against the numpy rules of shared.games.othello.rules."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from shared.games import make_game
-from shared.games import othello_playout
+from shared.games.othello import playout as othello_playout
 from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_WINNER, GameError
 from shared.search.rollout import RolloutEvaluator
 from tests.games.helpers import random_playout

@@ -6,7 +6,7 @@ import pytest
 
 from shared.games import make_game
 from shared.games.base import F_PLAYER
-from shared.games.othello import DIRECTIONS
+from shared.games.othello.rules import DIRECTIONS
 
 
 def scalar_flips(board: np.ndarray, row: int, col: int, colour: int) -> list[tuple[int, int]]:

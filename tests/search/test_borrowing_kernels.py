@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 
 from cli.bench.search import _TableEvaluator
-from shared.games import go_playout, lines, make_game, othello_playout
-from shared.search import backup, connect4_solver, othello_solver, puct, tree
+from shared.games import lines, make_game
+from shared.games.go import playout as go_playout
+from shared.games.othello import playout as othello_playout
+from shared.games.connect4 import solver as connect4_solver
+from shared.games.othello import solver as othello_solver
+from shared.search import backup, puct, tree
 from shared.search.mcts import BatchedMCTS, SearchConfig
 
 HOT_KERNELS = [puct._select_kernel, tree._expand_nodes, tree._softmax_shift, tree._gather_states,

@@ -9,9 +9,10 @@ from cli.bench.tactics import critical_rows, random_endgame
 from shared.games import make_game
 from shared.players.analysis import analyze_states
 from shared.search import MCTSPlayer, SearchConfig
-from shared.search.connect4_solver import Connect4Solver
-from shared.search.root_solver import (CONNECT4_MIN_SIMULATIONS, CONNECT4_ROOT_MIN_DISCS, CONNECT4_ROOT_NODES,
-                                       connect4_root_moves, keep_best_outcome, root_solver_moves, uses_root_solver)
+from shared.games.connect4.solver import Connect4Solver
+from shared.games.connect4.root import (CONNECT4_MIN_SIMULATIONS, CONNECT4_ROOT_MIN_DISCS, CONNECT4_ROOT_NODES,
+                                        connect4_root_moves)
+from shared.search.root_solver import keep_best_outcome, root_solver_moves, uses_root_solver
 from shared.search.solved import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN
 from tests.search.helpers import UniformEvaluator
 

@@ -9,7 +9,7 @@ import pytest
 
 from cli.bench.tactics import random_position
 from shared.games import make_game
-from shared.search.connect4_solver import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN, Connect4Solver, encode
+from shared.games.connect4.solver import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN, Connect4Solver, encode
 
 GAME = make_game("connect4")
 
@@ -20,7 +20,7 @@ def _random_position(rng: np.random.Generator, plies: int) -> np.ndarray:
 
 @lru_cache(maxsize=None)
 def _brute_value(key: bytes) -> int:
-    """Negamax over shared.games.connect4's step: value for the side to move of the state in `key`."""
+    """Negamax over shared.games.connect4.rules' step: value for the side to move of the state in `key`."""
     state = np.frombuffer(key, dtype=np.int16).reshape(1, -1)
     best = -2
     for action in np.flatnonzero(GAME.legal_mask(state)[0]):

@@ -1,4 +1,4 @@
-"""The gnugo:LEVEL player (shared.players.gnugo): spec parsing, a paired match against random, how it follows each
+"""The gnugo:LEVEL player (shared.games.go.gnugo): spec parsing, a paired match against random, how it follows each
 game (one rebuild per game, set-up of positions without history, restart after a crash), bounded reads, and no
 GNU Go process left behind."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from shared.games import GameError, make_game
-from shared.players import gnugo
-from shared.players.gnugo import GnuGoError, GnuGoPlayer, GtpProcess
+from shared.games.go import gnugo
+from shared.games.go.gnugo import GnuGoError, GnuGoPlayer, GtpProcess
 from shared.players.spec import PlayerSpec, PlayerSpecError, build_player, parse_player_spec
 from shared.search import SearchConfig
 from shared.search.arena import opening_set, play_match

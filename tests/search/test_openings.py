@@ -42,7 +42,7 @@ def test_small_spaces_repeat_cyclically() -> None:
 
 
 def test_tictactoe_openings_are_all_drawn_with_perfect_play() -> None:
-    from shared.search.minimax import board_keys, solve_values
+    from shared.games.tictactoe.minimax import board_keys, solve_values
 
     game = make_game("tictactoe")
     values = solve_values(game)

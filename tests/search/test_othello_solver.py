@@ -10,8 +10,9 @@ from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_WINNER, GameError
 from shared.players.analysis import analyze_states
 from shared.search import MCTSPlayer, SearchConfig
-from shared.search.othello_solver import OthelloSolver
-from shared.search.root_solver import ROOT_ENDGAME_EMPTIES, endgame_root_moves, uses_root_solver
+from shared.games.othello.solver import OthelloSolver
+from shared.games.othello.root import ROOT_ENDGAME_EMPTIES, endgame_root_moves
+from shared.search.root_solver import uses_root_solver
 from shared.search.solved import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN
 
 OTHELLO = make_game("othello")
@@ -53,6 +54,7 @@ def board(game, rows: list[str], black_to_move: bool = True) -> np.ndarray:
     return state
 
 
+@pytest.mark.integration   # a brute force over whole endgames
 @pytest.mark.parametrize("game,empties,count", [(OTHELLO, 8, 12), (OTHELLO_6, 9, 12)], ids=["8x8", "6x6"])
 def test_move_values_match_a_brute_force_over_the_rules(game, empties, count):
     rng = np.random.default_rng(7)

@@ -6,8 +6,9 @@ import pytest
 
 from shared.games import GameError, make_game
 from shared.games.base import F_WINNER
-from shared.search import (ArenaError, SearchConfig, MCTSPlayer, MinimaxPlayer, PureMCTSPlayer, RandomPlayer,
-                           RolloutEvaluator, opening_set, play_match)
+from shared.games.tictactoe.minimax import MinimaxPlayer
+from shared.search import (ArenaError, SearchConfig, MCTSPlayer, PureMCTSPlayer, RandomPlayer, RolloutEvaluator,
+                           opening_set, play_match)
 from shared.stats import evaluate_pairs
 from tests.search.helpers import HashEvaluator
 

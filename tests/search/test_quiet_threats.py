@@ -1,12 +1,12 @@
-"""The quiet-threat check at the root (shared.search.threats): a move of the opponent that is not a four (here a
+"""The quiet-threat check at the root (shared.games.gomoku.threats): a move of the opponent that is not a four (here a
 double open three) but leaves a VCF nobody can stop is seen one move ahead, and the side to move pre-empts it."""
 from __future__ import annotations
 
 import numpy as np
 
 from shared.search import MCTSPlayer, SearchConfig
-from shared.search.threats import QUIET_MIN_SIMULATIONS, quiet_threat_cells, quiet_threat_move
-from shared.search.vcf import DefenceStatus, find_vcf, find_vcf_defence
+from shared.games.gomoku.threats import QUIET_MIN_SIMULATIONS, quiet_threat_cells, quiet_threat_move
+from shared.games.gomoku.vcf import DefenceStatus, find_vcf, find_vcf_defence
 from tests.search.test_threats import UniformEvaluator
 from tests.search.test_vcf import GOMOKU_15, cell, position
 

@@ -8,7 +8,7 @@ import pytest
 from shared.games import make_game
 from shared.games.base import Game
 from shared.search import BatchedMCTS, MCTSPlayer, SearchConfig, SearchResult, choose_moves, select_actions
-from shared.search.minimax import move_values, solve_values
+from shared.games.tictactoe.minimax import move_values, solve_values
 from tests.search.helpers import HashEvaluator, UniformEvaluator, check_tree_invariants
 
 

@@ -12,7 +12,7 @@ import pytest
 from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_PLY, F_WINNER, Game
 from shared.search.errors import SearchError
-from shared.search.vcf import (
+from shared.games.gomoku.vcf import (
     DefenceStatus, VcfStatus, find_vcf, find_vcf_defence, vcf_first_moves,
 )
 

@@ -7,7 +7,7 @@ import pytest
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, build_player, check_fixed_player, parse_player_spec
 from shared.search import RandomPlayer, SearchConfig, opening_set, play_match
-from shared.search.weights import RESULT_SCORE, WeightsPlayer, square_weights
+from shared.games.othello.weights import RESULT_SCORE, WeightsPlayer, square_weights
 from shared.stats import evaluate_pairs
 
 

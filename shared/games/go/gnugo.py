@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.games.base import F_LAST, F_PLAYER, F_PLY, GameError
-from shared.games.go import HISTORY, Go
+from shared.games.go.rules import HISTORY, Go
 
 MIN_LEVEL, MAX_LEVEL = 0, 10
 #: Where Debian and Ubuntu install the binary (often not on PATH).

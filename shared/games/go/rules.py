@@ -23,7 +23,7 @@ State row (all int16, S = `state_size`, NN = N*N, L = 2*NN + 1 positions):
     [KEYS, KEYS + 5*L)           KEYS = HIST + 7*NN: superko keys [L, 5] of the positions after 0, 1, .., ply
                                  moves (entries after `ply` are zero): words 0..3 = C, a uint64 split into 16-bit
                                  words (least significant first, bits reinterpreted as int16), word 4 = M, an
-                                 8-bit mask (see `shared.games.go_rules`)
+                                 8-bit mask (see `shared.games.go.board`)
 
 So S = NN + 6 + 7*NN + 5*(2*NN + 1) (1469 for 9x9, 6509 for 19x19).
 
@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from shared.games import go_playout, go_rules
+from shared.games.go import board as go_board
+from shared.games.go import playout as go_playout
 from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, F_WINNER, NUM_FIELDS, STATE_DTYPE, GameError
 from shared.games.grid import GridGame
 from shared.games.notation import render_grid, split_tokens
@@ -91,7 +92,7 @@ class Go(GridGame):
         self.num_positions = self.max_moves + 1
         self.hist_offset = self.num_cells + NUM_FIELDS
         self.keys_offset = self.hist_offset + HISTORY * self.num_cells
-        self._tables = go_rules.tables(size)
+        self._tables = go_board.tables(size)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "komi": self.komi}
@@ -121,14 +122,14 @@ class Go(GridGame):
         count = self.num_positions if count is None else count
         block = self._key_block(states)[:, :count]
         valid = np.arange(count)[None, :] <= states[:, self.num_cells + F_PLY, None]
-        return go_rules.hash_from_words(block[:, :, :4]), block[:, :, 4].astype(np.int64) & 0xFF, valid
+        return go_board.hash_from_words(block[:, :, :4]), block[:, :, 4].astype(np.int64) & 0xFF, valid
 
     def initial_states(self, batch: int) -> np.ndarray:
         """`batch` empty boards, Black to move: [batch, S] int16 (key of the empty board stored as entry 0)."""
         states = super().initial_states(batch)
-        smallest, mask = go_rules.position_keys(states[:1, : self.num_cells], self._tables)
+        smallest, mask = go_board.position_keys(states[:1, : self.num_cells], self._tables)
         block = self._key_block(states)
-        block[:, 0, :4] = go_rules.words_from_hash(smallest)
+        block[:, 0, :4] = go_board.words_from_hash(smallest)
         block[:, 0, 4] = mask
         return states
 
@@ -151,16 +152,16 @@ class Go(GridGame):
         if not np.isin(players, (-1, 1)).all():
             raise GameError(f"{self.name}: to_move must be +1 (black) or -1 (white), got {to_move!r}")
         cells = boards.astype(STATE_DTYPE)
-        _, liberties = go_rules.group_liberties(cells, self._tables)
+        _, liberties = go_board.group_liberties(cells, self._tables)
         dead = np.flatnonzero(((cells != 0) & (liberties == 0)).any(axis=1))
         if dead.size:
             raise GameError(f"{self.name}: board {int(dead[0])} has a group without liberties; remove it first")
         states = self.initial_states(boards.shape[0])
         states[:, :nn] = cells
         states[:, nn + F_PLAYER] = players
-        smallest, mask = go_rules.position_keys(cells, self._tables)
+        smallest, mask = go_board.position_keys(cells, self._tables)
         block = self._key_block(states)
-        block[:, 0, :4] = go_rules.words_from_hash(smallest)
+        block[:, 0, :4] = go_board.words_from_hash(smallest)
         block[:, 0, 4] = mask
         return states
 
@@ -170,8 +171,8 @@ class Go(GridGame):
         -> (legal [B, N*N] bool: empty, and a liberty, a safe friendly group or a capture next to it;
             capturing [B, N*N] bool: the stone would capture)."""
         nbr = self._tables.nbr
-        around = np.take(go_rules.padded(cells, go_rules.OFF_BOARD), nbr, axis=1)            # [B, NN, 4]
-        around_libs = np.take(go_rules.padded(liberties, 0), nbr, axis=1)
+        around = np.take(go_board.padded(cells, go_board.OFF_BOARD), nbr, axis=1)            # [B, NN, 4]
+        around_libs = np.take(go_board.padded(liberties, 0), nbr, axis=1)
         colour = player.astype(np.int16)[:, None, None]
         captures = (around == -colour) & (around_libs == 1)
         breathes = (around == 0) | ((around == colour) & (around_libs >= 2))
@@ -185,10 +186,10 @@ class Go(GridGame):
         liberties [K, N*N] of cells (`group_liberties`) -> new [K, N*N] int16 (stone placed, captures removed)."""
         rows = np.arange(cells.shape[0])[:, None]
         nbr = self._tables.nbr[cell]                                                            # [K, 4]
-        around = go_rules.padded(cells, go_rules.OFF_BOARD)[rows, nbr]
-        in_atari = go_rules.padded(liberties, 0)[rows, nbr] == 1
+        around = go_board.padded(cells, go_board.OFF_BOARD)[rows, nbr]
+        in_atari = go_board.padded(liberties, 0)[rows, nbr] == 1
         captured = (around == -player.astype(np.int16)[:, None]) & in_atari
-        removed = np.where(captured, go_rules.padded(labels, 0)[rows, nbr], -1)                # [K, 4] group labels
+        removed = np.where(captured, go_board.padded(labels, 0)[rows, nbr], -1)                # [K, 4] group labels
         gone = labels == removed[:, 0:1]
         for d in range(1, 4):
             gone |= labels == removed[:, d: d + 1]
@@ -235,7 +236,7 @@ class Go(GridGame):
         t, nn = self._tables, self.num_cells
         cells = states[:, :nn]
         player = states[:, nn + F_PLAYER]
-        labels, liberties = go_rules.group_liberties(cells, t)
+        labels, liberties = go_board.group_liberties(cells, t)
         legal, capturing = self._non_suicide(cells, player, liberties)
         repeats = np.zeros_like(legal)
         count = int(states[:, nn + F_PLY].max()) + 1
@@ -243,9 +244,9 @@ class Go(GridGame):
         image = t.lowest_bit[masks]                                                          # [B, K] an image reaching C
         # A move that captures nothing adds one stone: the image hash of the result is the parent's image hash
         # XOR one key, so an earlier position it would recreate is found by looking that key up.
-        parent_hashes = go_rules.image_hashes(cells, t)                                      # [B, 8] uint64
+        parent_hashes = go_board.image_hashes(cells, t)                                      # [B, 8] uint64
         wanted = known ^ np.take_along_axis(parent_hashes, image, axis=1)                    # [B, K] key to add
-        found, colour, where = go_rules.find_keys(wanted, t)
+        found, colour, where = go_board.find_keys(wanted, t)
         board, entry = np.nonzero(found & valid & (colour == player[:, None]))
         if board.size:
             repeats[board, t.cell_source[image[board, entry], where[board, entry]]] = True
@@ -270,9 +271,9 @@ class Go(GridGame):
         t, nn = self._tables, self.num_cells
         nbr = t.nbr[cell]                                                                         # [K, 4]
         rows = board[:, None]
-        around = go_rules.padded(cells, go_rules.OFF_BOARD)[rows, nbr]
-        in_atari = go_rules.padded(liberties, 0)[rows, nbr] == 1
-        taken = np.where((around == -player[board, None]) & in_atari, go_rules.padded(labels, 0)[rows, nbr], 0)
+        around = go_board.padded(cells, go_board.OFF_BOARD)[rows, nbr]
+        in_atari = go_board.padded(liberties, 0)[rows, nbr] == 1
+        taken = np.where((around == -player[board, None]) & in_atari, go_board.padded(labels, 0)[rows, nbr], 0)
         for d in range(1, 4):                                                                     # each group once
             for e in range(d):
                 taken[:, d] = np.where(taken[:, d] == taken[:, e], 0, taken[:, d])
@@ -303,15 +304,15 @@ class Go(GridGame):
         placing = np.flatnonzero(actions != self.pass_action)
         if placing.size:
             sub = cells[placing]
-            labels, liberties = go_rules.group_liberties(sub, t)
+            labels, liberties = go_board.group_liberties(sub, t)
             new[placing, :nn] = self._place(sub, player[placing], actions[placing], labels, liberties)
         history = self._history(new)
         history[:, 1:] = self._history(states)[:, :-1]
         history[:, 0] = cells
-        smallest, mask = go_rules.position_keys(new[:, :nn], t)
+        smallest, mask = go_board.position_keys(new[:, :nn], t)
         block = self._key_block(new)
         rows = np.arange(states.shape[0])
-        block[rows, ply + 1, :4] = go_rules.words_from_hash(smallest)
+        block[rows, ply + 1, :4] = go_board.words_from_hash(smallest)
         block[rows, ply + 1, 4] = mask
         passes = np.where(actions == self.pass_action, states[:, nn + F_PASSES] + 1, 0)
         done = (passes >= 2) | (ply + 1 >= self.max_moves)
@@ -329,11 +330,11 @@ class Go(GridGame):
         states = np.asarray(states)
         if states.ndim != 2 or states.shape[1] < self.num_cells:
             raise GameError(f"{self.name}: area_score takes states [B, {self.state_size}], got shape {states.shape}")
-        counts = go_rules.area(states[:, : self.num_cells], self._tables)
+        counts = go_board.area(states[:, : self.num_cells], self._tables)
         return (counts[:, 0] - counts[:, 1] - self.komi).astype(np.float32)
 
     def playout_winners(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Winner of one light random playout from each state (`shared.games.go_playout`: no eye filling, simple
+        """Winner of one light random playout from each state (`shared.games.go.playout`: no eye filling, simple
         ko, area score with komi): states [M, S] int16 -> [M] int64 (+1 black, -1 white, 0 a draw). A finished
         state gives its recorded winner."""
         self._check_states(states)

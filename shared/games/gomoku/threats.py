@@ -9,8 +9,8 @@ corrects the moves a search chose, position by position:
   quiet move (an open three, a three-four, ...) after which it would have a VCF that the side to move cannot
   stop, the chosen move is checked: if the opponent still has such a move after it, the most visited of the
   other candidate moves that leaves none is played instead (when one exists within the candidates tried).
-Other games pass through unchanged. Called through shared.search.root_solver, the one entry point of the root
-solvers of all games.
+Other games pass through unchanged. This is the Gomoku family's root solver (`GameFamily.root_solver`), run
+through shared.search.root_solver, the one entry point of the root solvers of all games.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import numpy as np
 
 from shared.games.base import F_PLAYER, Game
 from shared.games.inarow import InARowGame
-from shared.search.vcf import DefenceStatus, find_vcf, find_vcf_defence
-from shared.search.vcf_lines import line_tables
+from shared.games.gomoku.vcf import DefenceStatus, find_vcf, find_vcf_defence
+from shared.games.gomoku.vcf_lines import line_tables
 
 #: Budget of each VCF search at the root: attack chains of up to 4 fours, 2000 positions per search.
 ROOT_VCF_DEPTH = 4

@@ -1,4 +1,4 @@
-"""Batched board analysis for Go (`shared.games.go`): groups, liberties, area, Zobrist keys of positions.
+"""Batched board analysis for Go (`shared.games.go.rules`): groups, liberties, area, Zobrist keys of positions.
 
 Everything here works on flat boards `cells` [B, N*N] int16 (+1 black, -1 white, 0 empty, row 0 at the
 TOP, cell = row * N + col), for a whole batch at once, without a Python loop over boards.

@@ -1,4 +1,4 @@
-"""Line windows and an incrementally updated threat board for the VCF solver (`shared.search.vcf`).
+"""Line windows and an incrementally updated threat board for the VCF solver (`shared.games.gomoku.vcf`).
 
 A *window* is a run of n consecutive cells in one of the 4 line directions (n = the game's n in a row). Every
 line of n or more stones contains a window of n stones, so threats are read off per-window stone counts:

@@ -20,7 +20,7 @@ double four (the five that follows a double four is not counted). The search is 
 attacker's fours, by iterative deepening unless `shortest=False` (so the VCF found is a shortest one), with a
 transposition table of failed positions (keyed on the stones added since the root) and double fours tried
 before single fours. Per-window stone counts are updated incrementally around each move
-(`shared.search.vcf_lines.ThreatBoard`): the four moves come from one vectorised pass over the window counts,
+(`shared.games.gomoku.vcf_lines.ThreatBoard`): the four moves come from one vectorised pass over the window counts,
 and the defender's counter-fours are looked for only in the windows through its block. A node budget bounds
 the work: when it runs out the answer is UNKNOWN, never NONE.
 
@@ -38,7 +38,7 @@ import numpy as np
 from shared.games.base import F_DONE, F_PLAYER, Game
 from shared.games.inarow import InARowGame
 from shared.search.errors import SearchError
-from shared.search.vcf_lines import ATTACKER, DEFENDER, ThreatBoard, line_tables
+from shared.games.gomoku.vcf_lines import ATTACKER, DEFENDER, ThreatBoard, line_tables
 
 #: Default depth limit, in attacker moves.
 DEFAULT_MAX_DEPTH = 4

@@ -1,6 +1,6 @@
 """An exact Othello endgame solver (weak: win, draw or loss), for 8x8 and 6x6 boards.
 
-Used at the root of the match players and of `analyze`/`play` (shared.search.root_solver) once few squares are
+Used at the root of the match players and of `analyze`/`play` (shared.games.othello.root) once few squares are
 empty, and by `zeroforge bench tactics --game othello` to label positions with their game-theoretic value.
 
 Representation: two uint64 bitboards, `own` (the side to move) and `opp`; bit `8 * row + col` is the square at
@@ -9,7 +9,7 @@ Representation: two uint64 bitboards, `own` (the side to move) and `opp`; bit `8
 masked to the valid squares and, for a column step, away from the column it would wrap into.
 
 Search: negamax with alpha-beta over values in {-1, 0, +1} (the side to move's view: loss, draw, win; the winner
-has more discs, as in shared.games.othello), written as a loop over an explicit stack (numba cannot cache
+has more discs, as in shared.games.othello.rules), written as a loop over an explicit stack (numba cannot cache
 self-recursive functions, and these kernels run in every worker and `play`). A side without a move passes; the
 game ends when neither side can move. Move order: with more than `_FASTEST_FIRST_EMPTIES` empty squares, the moves
 that leave the opponent the fewest replies first (corners weighted first); nearer the end, corners, then other

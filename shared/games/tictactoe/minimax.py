@@ -1,4 +1,5 @@
-"""Exact game values of tic-tac-toe by negamax over every reachable position (solved once, then cached).
+"""Exact game values of tic-tac-toe by negamax over every reachable position (solved once, then cached), and
+the perfect player that plays by them (`MinimaxPlayer`, the "minimax" baseline).
 
 Positions are enumerated ply by ply with the batched game API; values are then computed backwards from the last
 ply: value(s) = max over legal a of -value(step(s, a)) (negamax: a child's value is from the opponent's view).
@@ -11,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from shared.games.base import Game, GameError
+from shared.search.players import pick_among_best
 
 
 def _children(game: Game, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,3 +69,20 @@ def move_values(game: Game, states: np.ndarray) -> np.ndarray:
     # Sign flip: the child's value is from the opponent's view.
     out[rows, actions] = [-values[k] for k in board_keys(game, kids)]
     return out
+
+
+class MinimaxPlayer:
+    """Perfect tic-tac-toe: always an optimal move (GameError for any other game).
+
+    Among equally optimal moves: the lowest action index when rng is None, else a uniformly random one.
+    """
+
+    def __init__(self, game: Game, rng: np.random.Generator | None = None, name: str = "minimax") -> None:
+        solve_values(game)                      # raises GameError for games other than tic-tac-toe
+        self.game, self.rng, self.name = game, rng, name
+
+    def select_actions(self, states: np.ndarray) -> np.ndarray:
+        return pick_among_best(move_values(self.game, states), self.rng)
+
+    def reset(self) -> None:
+        """Nothing to forget (the solution is cached per process)."""

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from shared.games import othello_playout
+from shared.games.othello import playout as othello_playout
 from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_WINNER, STATE_DTYPE, GameError
 from shared.games.grid import BASE_PLANES, GridGame
 from shared.games.notation import COLUMN_LETTERS, parse_square, render_grid, split_tokens, square_name
@@ -138,7 +138,7 @@ class Othello(GridGame):
         return new
 
     def playout_winners(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Winner of one uniformly random playout from each state (`shared.games.othello_playout`, the same rules and
+        """Winner of one uniformly random playout from each state (`shared.games.othello.playout`, the same rules and
         move distribution as `RolloutEvaluator.random_playouts`): states [M, S] int16 -> [M] int64 (+1 black, -1 white,
         0 a draw; the first player's view, not the mover's). A finished state gives its recorded winner."""
         self._check_states(states)

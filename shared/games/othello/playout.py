@@ -2,7 +2,7 @@
 
 The policy is the plain uniform one of `shared.search.rollout.RolloutEvaluator.random_playouts`: the side to move
 plays a uniformly random legal action, where a pass is the only legal action when it has no placement. The rules
-are those of `shared.games.othello`, move for move: a placement outflanks at least one straight line of opponent
+are those of `shared.games.othello.rules`, move for move: a placement outflanks at least one straight line of opponent
 discs and flips every outflanked line; the game ends right after a move that leaves neither side a placement
 (full board, one colour gone, or both blocked) or after two passes in a row; the side with more discs wins.
 

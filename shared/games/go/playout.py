@@ -8,13 +8,13 @@ use the classic "light playout" policy, and so does this module:
   on-board neighbours are all its own stones), and passes only when no such point is left;
 - a placement is legal when it is not suicide and does not retake a ko at once (simple ko: the point where a
   single stone was just captured by a single stone); positional superko is not checked inside a playout (the
-  search tree above the playout follows the full rules, `shared.games.go`);
+  search tree above the playout follows the full rules, `shared.games.go.rules`);
 - the playout ends after two passes in a row or at the game's length cap, and is scored by area with komi
-  (the rules of `shared.games.go`: stones plus the empty regions that border only one colour).
+  (the rules of `shared.games.go.rules`: stones plus the empty regions that border only one colour).
 
 One call plays M independent playouts in a compiled loop (no numpy call per move). Boards are flat
 [M, N*N] with +1 black, -1 white, 0 empty, row 0 at the top; `nbr` [N*N, 4] gives each cell's 4 neighbours with
-N*N meaning off the board (`shared.games.go_rules.GoTables.nbr`).
+N*N meaning off the board (`shared.games.go.board.GoTables.nbr`).
 """
 from __future__ import annotations
 

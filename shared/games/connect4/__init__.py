@@ -1,0 +1,51 @@
+"""Connect Four: the rules (rules.py), the perfect solver (solver.py), its use at the root of a move choice
+(root.py), and the family's descriptor."""
+from __future__ import annotations
+
+import numpy as np
+
+from shared.games.base import Game
+from shared.games.connect4.rules import Connect4
+from shared.games.family import GameFamily
+
+__all__ = ["FAMILY", "Connect4"]
+
+_CONFIG = {
+    "search": {"simulations": 64, "dirichlet_alpha": 1.0, "temperature_moves": 10},
+    "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
+    "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 100_000},
+    "gate": {"games": 400, "simulations": 16, "jobs": 2, "anchor_games": 20},
+}
+
+
+def _parse(key: str) -> Game | None:
+    return Connect4() if key == "connect4" else None
+
+
+def _root_solver(game: Game, simulations: int | None):
+    from shared.games.connect4.root import root_solver
+
+    return root_solver(game, simulations)
+
+
+def _tactics_solver(game: Game, max_nodes: int):
+    from shared.games.connect4.solver import Connect4Solver
+
+    return Connect4Solver(max_nodes=max_nodes).state_values
+
+
+FAMILY = GameFamily(
+    name="connect4",
+    parse=_parse,
+    name_from_params=lambda params: "connect4",
+    presets=("connect4",),
+    name_forms=("connect4",),
+    network_size=lambda name: (4, 64) if name == "connect4" else None,
+    config_defaults=lambda name: _CONFIG if name == "connect4" else None,
+    root_solver=_root_solver,
+    opening_plan=lambda game: ((2,), np.ones(game.num_actions, bool)),
+    move_form=lambda game: f"a column digit 1-{game.width} from the left, e.g. 4",
+    column_moves=True,
+    tactics_solver=_tactics_solver,
+    tactics_span="plies",
+)
