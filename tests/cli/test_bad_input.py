@@ -81,6 +81,7 @@ def test_an_unusable_anchor_fails_at_start(tmp_path, anchor, game, needle) -> No
                        needle)
 
 
+@pytest.mark.integration   # waits out a real connection's retries
 def test_an_unreachable_redis_is_one_line_without_its_password(tmp_path) -> None:
     line = _fails_in_one_line(["run", "--redis-url", "redis://:s3cret@127.0.0.1:1/0", "--game", "tictactoe",
                                "--no-local-workers", "--data-dir", str(tmp_path / "d")], "is not reachable", code=1)

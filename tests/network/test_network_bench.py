@@ -1,6 +1,7 @@
 """The self-play benchmark runs end to end (tiny settings) and its --json line has the required keys."""
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from cli import main
@@ -53,6 +54,7 @@ def test_bench_overlap_both_reports_both_runs_side_by_side():
     assert "ratio sims/forward " in result.stdout and "speedup batched/sequential" in result.stdout
 
 
+@pytest.mark.integration   # starts search processes and an inference server
 def test_bench_shared_runs_both_modes_end_to_end():
     import multiprocessing as mp
 
