@@ -119,6 +119,16 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
     return model.eval().to("cpu"), history
 
 
+#: The losses reported are means over this many steps at the end (and, for first_loss, at the start) of a job.
+LOSS_SPAN = 50
+
+
+def _loss_span(history: list[dict[str, float]]) -> int:
+    """Steps averaged for the first and last losses: LOSS_SPAN, at most a quarter of the job, so that the first and
+    the last loss of a short job are means over different steps."""
+    return min(LOSS_SPAN, max(1, len(history) // 4))
+
+
 def _mean(history: list[dict[str, float]], key: str, last: int) -> float:
     tail = history[-last:] if history else []
     return round(float(np.mean([h[key] for h in tail])), 5) if tail else float("nan")
@@ -164,6 +174,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     finally:
         torch.set_num_threads(threads)
         curves.close()
+    span = _loss_span(history)
     training = {
         "steps": settings.steps,
         "new_positions": new_positions,
@@ -171,10 +182,10 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         "positions": int(window.states.shape[0]),
         "shards": [Path(s).name for s in window.shard_names],
         "bad_shards": [str(s) for s in window.bad_shards],
-        "loss": _mean(history, "loss", 50),
-        "policy_loss": _mean(history, "policy_loss", 50),
-        "value_loss": _mean(history, "value_loss", 50),
-        "first_loss": _mean(history[:50], "loss", 50),
+        "loss": _mean(history, "loss", span),
+        "policy_loss": _mean(history, "policy_loss", span),
+        "value_loss": _mean(history, "value_loss", span),
+        "first_loss": _mean(history[:span], "loss", span),
         "seconds": round(time.perf_counter() - start, 2),
         "device": worker.device,
     }

@@ -11,7 +11,9 @@ Names are case-insensitive; "gomoku-15x15-5" is the same game as "gomoku-15" (it
 
 Each family of games is a package here (tictactoe, connect4, gomoku, othello, go) with its rules, compiled
 kernels, solvers and its descriptor (`GameFamily`, family.py); the names are read through the registry of
-descriptors, so a family registered with `register_family` is known by name like the built-in ones.
+descriptors, so a family registered with `register_family` is known by name like the built-in ones. Families
+from outside the tree come in through the "zeroforge.games" entry points and ZEROFORGE_GAMES (plugins.py;
+docs/adding-a-game.md).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from shared.games import connect4, go, gomoku, othello, tictactoe
 from shared.games.base import Game, GameError
 from shared.games.family import (GameFamily, families, family_named, family_of, game_names, parse_game,
                                  register_family, valid_names_text)
+from shared.games.plugins import load_game_plugins, plugin_problems
 
 __all__ = ["GAME_NAMES", "Game", "GameError", "GameFamily", "families", "family_of", "game_names", "make_game",
            "make_game_from_params", "register_family"]
@@ -33,6 +36,8 @@ for _package in (tictactoe, connect4, gomoku, othello, go):
 #: `game_names()` adds those of families registered later.
 GAME_NAMES: tuple[str, ...] = game_names()
 
+load_game_plugins()
+
 
 def make_game(name: str) -> Game:
     """Build a game from its name (see GAME_NAMES); GameError listing the valid names if unknown."""
@@ -40,7 +45,8 @@ def make_game(name: str) -> Game:
         raise GameError(f"a game name must be a string, got {type(name).__name__}; {valid_names_text()}")
     game = parse_game(name.strip().lower())
     if game is None:
-        raise GameError(f"unknown game {name!r}; {valid_names_text()}")
+        problems = "".join(f"; {problem}" for problem in plugin_problems())
+        raise GameError(f"unknown game {name!r}; {valid_names_text()}{problems}")
     return game
 
 

@@ -135,6 +135,9 @@ MADE = {
     "docs/engines.md": lambda d: (d / "tictactoe.onnx").is_file()
     and (d / "game.sgf").read_text().startswith("(;FF[4]GM[4]"),
     "docs/operating.md": lambda d: any((d / "zeroforge-data").rglob("*.h5")),
+    # the toy game trained through `zeroforge run`: the initial model and one candidate, and its shards
+    "docs/adding-a-game.md": lambda d: len(list((d / "runs/toy/games/toyline-4/models/versions").iterdir())) == 2
+    and any((d / "runs/toy/games/toyline-4/shards").rglob("*.h5")),
 }
 
 

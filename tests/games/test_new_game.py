@@ -3,91 +3,13 @@ everywhere the built-in games are (names, params, config defaults, network size,
 search and self-play), without any change to the generic code."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
-from shared.games import (GAME_NAMES, GameError, GameFamily, family_of, game_names, make_game,
-                          make_game_from_params, register_family)
-from shared.games.base import F_LAST
-from shared.games.family import BaselinePlayer, families, unregister_family
-from shared.games.inarow import InARowGame
-from shared.games.notation import parse_square, render_grid, split_tokens, square_name
-
-# ----- the whole new game: rules + descriptor --------------------------------------------------------------------
-
-_NAME = re.compile(r"toyline-([0-9]{1,2})")
-
-
-class ToyLine(InARowGame):
-    """Three in a row on an N x N board (N = 3..5); squares written like Gomoku's ("b2", rows from the bottom)."""
-
-    family = "toyline"
-
-    def __init__(self, size: int = 4) -> None:
-        if not 3 <= size <= 5:
-            raise GameError(f"toyline size {size} is out of range 3..5")
-        super().__init__(f"toyline-{size}", size, size, 3)
-
-    def action_to_str(self, action: int) -> str:
-        return square_name(int(action) // self.width, int(action) % self.width, self.height, True)
-
-    def parse_action(self, text: str) -> int:
-        return parse_square(str(text).strip(), self.height, self.width, True)
-
-    def parse_moves(self, text: str) -> list[int]:
-        return [self.parse_action(token) for token in split_tokens(text)]
-
-    def render(self, state: np.ndarray, highlight_last: bool = True) -> str:
-        state = self._single_state(state)
-        last = int(state[self.num_cells + F_LAST]) if highlight_last else -1
-        cols = [chr(ord("a") + c) for c in range(self.width)]
-        rows = [str(self.height - r) for r in range(self.height)]
-        return "\n".join(render_grid(state[: self.num_cells], last, cols, rows) + [self._status_line(state)])
-
-
-def _parse(key: str) -> ToyLine | None:
-    match = _NAME.fullmatch(key)
-    return None if match is None else ToyLine(int(match.group(1)))
-
-
-class CornerPlayer:
-    """A baseline only toyline games seat: the lowest legal square."""
-
-    def __init__(self, game, name: str = "corner") -> None:
-        self.game, self.name = game, name
-
-    def select_actions(self, states: np.ndarray) -> np.ndarray:
-        return self.game.legal_mask(states).argmax(axis=1).astype(np.int64)
-
-    def reset(self) -> None:
-        """Nothing to forget."""
-
-
-def _root_solver(game, simulations):
-    """Plays the centre-most legal square whenever the search ran at least 8 simulations (a visible marker)."""
-    if simulations is None or simulations < 8:
-        return None
-    return lambda states, actions, visits: np.full(len(actions), game.num_cells // 2, np.int64)
-
-
-TOYLINE = GameFamily(
-    name="toyline",
-    parse=_parse,
-    name_from_params=lambda params: f"toyline-{int(params['height'])}",
-    presets=("toyline-4",),
-    name_forms=("toyline-{N}",),
-    names_help="'toyline-{N}' with N in 3..5",
-    network_size=lambda name: (1, 8) if _NAME.fullmatch(name) else None,
-    config_defaults=lambda name: ({"search": {"simulations": 16}, "selfplay": {"games_per_job": 4}}
-                                  if _NAME.fullmatch(name) else None),
-    default_anchor="corner",
-    root_solver=_root_solver,
-    opening_plan=lambda game: ((1,), np.ones(game.num_actions, bool)),
-    baseline_players={"corner": BaselinePlayer(lambda game, value, seed: CornerPlayer(game), only="toyline")},
-    move_form=lambda game: "a square like b2",
-)
+from shared.games import GAME_NAMES, GameError, family_of, game_names, make_game, make_game_from_params, register_family
+from shared.games.family import families, unregister_family
+from tests.games.toyline import FAMILY as TOYLINE
+from tests.games.toyline import CornerPlayer, ToyLine
 
 
 @pytest.fixture()
@@ -123,6 +45,24 @@ def test_unregister_family(toyline) -> None:
     register_family(TOYLINE)
 
 
+def test_plugin_loading_from_the_environment(monkeypatch) -> None:
+    from shared.games import plugins
+
+    monkeypatch.setattr(plugins, "_problems", [])
+    try:
+        loaded = plugins.load_game_plugins({"ZEROFORGE_GAMES": "tests.games.toyline, no_such_games_module,"
+                                                               "tests.games.toyline:ToyLine"})
+        assert loaded == ["toyline"] and make_game("toyline-3").name == "toyline-3"
+    finally:
+        unregister_family("toyline")
+    problems = plugins.plugin_problems()
+    assert len(problems) == 2
+    assert "cannot import 'no_such_games_module'" in problems[0] and "ZEROFORGE_GAMES" in problems[0]
+    assert "tests.games.toyline.ToyLine is a class, not a GameFamily" in problems[1]
+    with pytest.raises(GameError, match="unknown game 'toyline-4'.*cannot import 'no_such_games_module'"):
+        make_game("toyline-4")
+
+
 def test_config_network_and_positions(toyline) -> None:
     from shared.config import PipelineConfig, load_config
     from shared.network.spec import default_network_spec
@@ -156,8 +96,10 @@ def test_players_openings_and_root_solver(toyline) -> None:
     states = toyline.initial_states(2)
     visits = np.ones((2, toyline.num_actions), np.float32)
     assert not uses_root_solver(toyline, 4) and uses_root_solver(toyline, 8)
+    threat = toyline.play_moves(toyline.parse_moves("a1 a4 b1 b4"))           # X wins on c1 (action 14)
+    states = np.stack([states[0], threat.reshape(-1)])
     assert root_solver_moves(toyline, states, np.zeros(2, np.int64), visits, 4).tolist() == [0, 0]
-    assert root_solver_moves(toyline, states, np.zeros(2, np.int64), visits, 8).tolist() == [8, 8]
+    assert root_solver_moves(toyline, states, np.zeros(2, np.int64), visits, 8).tolist() == [0, 14]
 
 
 def test_batched_search_and_selfplay(toyline) -> None:

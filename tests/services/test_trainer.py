@@ -59,6 +59,8 @@ def test_registers_a_candidate_with_its_training_figures(context, layout, data_d
     assert record.training["positions"] == result["positions"] > 0
     assert record.training["loss"] == pytest.approx(record.training["policy_loss"] + record.training["value_loss"],
                                                     abs=1e-3)
+    # a 6-step job reports its first step's loss and its last step's, not twice the mean of all six
+    assert record.training["first_loss"] != record.training["loss"]
     assert registry.best().version == with_shard  # training never promotes
     parent = load_model(registry.get(with_shard).path).model.state_dict()
     child = load_model(record.path).model.state_dict()
