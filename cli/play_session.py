@@ -17,7 +17,7 @@ from shared.players.analysis import DEFAULT_TOP_K, PositionAnalysis, analyze_sta
 from shared.players.positions import illegal_move_reason, parse_one_move, play_actions
 
 from shared.games.base import F_WINNER, Game, GameError
-from shared.search.mcts import Evaluator, SearchConfig
+from shared.search.types import Evaluator, SearchConfig
 
 
 class PlaySession:

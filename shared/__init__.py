@@ -6,9 +6,10 @@ in its own `__init__`:
 
     shared.games        make_game, make_game_from_params, GAME_NAMES, Game, GameError, GameFamily, family_of,
                         register_family (one package per game family: tictactoe, connect4, gomoku, othello, go)
-    shared.search       BatchedMCTS, SearchConfig, play_selfplay_games, SelfPlayConfig, play_match, opening_set,
-                        MCTSPlayer, PureMCTSPlayer, RandomPlayer
-    shared.players      spec (parse_player_spec, resolve_model, build_player), match (play_match_chunk,
+    shared.search       BatchedMCTS, SearchConfig, SearchResult, Evaluator, choose_moves, play_selfplay_games,
+                        SelfPlayConfig, opening_set
+    shared.players      player (Player, RandomPlayer, MCTSPlayer, PureMCTSPlayer), arena (play_match),
+                        spec (parse_player_spec, resolve_model, build_player), match (play_match_chunk,
                         evaluate_players), analysis (analyze_states, analyze_move_strings), positions
                         (position_from_moves, illegal_move_reason, parse_one_move)
     shared.network      PolicyValueNet, NetworkSpec, default_network_spec (the one network-size table),

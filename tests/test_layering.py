@@ -37,6 +37,91 @@ def test_imports_point_down_the_layers(layer: str) -> None:
     assert not offenders, offenders
 
 
+# ----- inside shared: packages that build on others ----------------------------------------------------------------
+
+#: (package, packages it must not import): shared.players builds on shared.search, never the other way round.
+SHARED_ORDER = [("shared.search", {"shared.players"})]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module one file imports (at the top, in functions, under TYPE_CHECKING): `import a.b` -> a.b,
+    `from a import b` -> a.b when a/b is a module or package of this repository, else a; relative imports
+    resolved."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                is_module = (ROOT / submodule.replace(".", "/")).with_suffix(".py").is_file() or \
+                    (ROOT / submodule.replace(".", "/") / "__init__.py").is_file()
+                names.add(submodule if is_module else module)
+    return names
+
+
+@pytest.mark.parametrize("package, below", SHARED_ORDER, ids=[item[0] for item in SHARED_ORDER])
+def test_packages_inside_shared_import_one_way(package: str, below: set[str]) -> None:
+    offenders = [f"{path.relative_to(ROOT)} imports {sorted(found)}"
+                 for path in _python_files(package.replace(".", "/"))
+                 if (found := {name for name in _imported_modules(path)
+                               if any(name == other or name.startswith(other + ".") for other in below)})]
+    assert not offenders, offenders
+
+
+def _import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph {module: modules it imports}: one cycle (a list of modules, first = last)
+    per strongly connected group of more than one module, or of one module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1 or module in graph.get(module, ()):
+                cycles.append(sorted(group) + [sorted(group)[0]])
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+@pytest.mark.parametrize("package", ["shared/search", "shared/players"])
+def test_no_import_cycles_inside_the_package(package: str) -> None:
+    """No module of the package imports (directly or through others of the package) one that imports it back,
+    counting the package's __init__ as a module and imports under TYPE_CHECKING or inside functions."""
+    modules = {_module_name(path): path for path in _python_files(package)}
+    graph = {name: {target for target in _imported_modules(path) if target in modules}
+             for name, path in modules.items()}
+    assert not _import_cycles(graph), _import_cycles(graph)
+
+
+def test_the_cycle_check_sees_cycles() -> None:
+    graph = {"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": {"p.a", "p.d"}, "p.e": set()}
+    assert _import_cycles(graph) == [["p.a", "p.b", "p.c", "p.a"], ["p.d", "p.d"]]
+
+
 #: (what, pattern, the one file allowed to spell it)
 ONE_HOME = [
     ("shard file names", re.compile(r'f"\{[^}]*\}\.h5"|\+ "\.h5"'), {"shared/shards/schema.py"}),

@@ -18,8 +18,9 @@ from typing import Callable
 import numpy as np
 
 from shared.games import make_game
-from shared.search.mcts import BatchedMCTS, SearchConfig
-from shared.search.policy import choose_moves
+from shared.search.action_selection import choose_moves
+from shared.search.mcts import BatchedMCTS
+from shared.search.types import SearchConfig
 
 
 class _TableEvaluator:

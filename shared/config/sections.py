@@ -12,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, parse_player_spec
-from shared.search.mcts import SearchConfig
+from shared.search.types import SearchConfig
 from shared.config.fields import Device, OptionalFloat, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
 
 class GameSection(Section):

@@ -29,8 +29,9 @@ import numpy as np
 from shared.games.base import Game, GameError
 from shared.players.positions import position_from_moves, side_names
 from shared.players.spec import PlayerSpec, PlayerSpecError, ResolvedModel, parse_player_spec, resolve_model
-from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
+from shared.search.mcts import BatchedMCTS
 from shared.search.root_solver import root_solver_moves
+from shared.search.types import Evaluator, SearchConfig
 
 __all__ = ["AnalysisError", "MoveStat", "PositionAnalysis", "analyze_move_strings", "analyze_states",
            "choose_model", "choose_model_path", "format_analysis", "load_network_evaluator",

@@ -22,10 +22,10 @@ import numpy as np
 
 from shared.games import make_game_from_params
 from shared.games.base import Game
+from shared.players.arena import play_match
 from shared.players.spec import build_player
-from shared.search.arena import play_match
-from shared.search.mcts import SearchConfig
 from shared.search.openings import opening_set
+from shared.search.types import SearchConfig
 from shared.stats import EvalStats, evaluate_pairs, pair_means
 
 #: The most games one match may have (the gate's own bound, GateSection.games).

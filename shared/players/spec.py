@@ -27,9 +27,9 @@ import numpy as np
 from shared.games import Game, families, family_of
 from shared.games.family import BaselinePlayer
 from shared.layout import shipped_model_names, shipped_model_path
+from shared.players.player import MCTSPlayer, PureMCTSPlayer, RandomPlayer
 from shared.registry import ModelRegistry
-from shared.search import players
-from shared.search.mcts import SearchConfig
+from shared.search.types import SearchConfig
 
 #: Upper bound of pure-mcts:N (a million playouts per move already takes minutes per move).
 MAX_PURE_MCTS_PLAYOUTS = 1_000_000
@@ -179,7 +179,7 @@ def build_player(
     device: str = "cpu",
     seed: int = 0,
 ):
-    """Construct the Player a spec names (see shared.search.players for the Player protocol).
+    """Construct the Player a spec names (see shared.players.player for the Player protocol).
 
     Network players search with `search`; pure-mcts, random and minimax are fixed yardsticks with their own
     settings. Player rng: numpy default_rng(seed).
@@ -188,9 +188,9 @@ def build_player(
         spec = parse_player_spec(spec)
     rng = np.random.default_rng(seed)
     if spec.kind == "random":
-        return players.RandomPlayer(game, rng)
+        return RandomPlayer(game, rng)
     if spec.kind == "pure-mcts":
-        return players.PureMCTSPlayer(game, int(spec.value), rng)
+        return PureMCTSPlayer(game, int(spec.value), rng)
     if spec.kind in _baseline_kinds():
         return _baseline(spec, game).build(game, spec.value, seed)
     from shared.network import TorchEvaluator, load_model   # torch only when a network plays
@@ -198,8 +198,8 @@ def build_player(
     path = resolve_model_path(spec, game, registry_dir)
     loaded = load_model(path, device=device, expected_game=game)
     evaluator = TorchEvaluator(loaded.model, game, device=device)
-    return players.MCTSPlayer(game, evaluator, search, rng=rng,
-                              name=f"{spec.value or spec.kind}@{search.num_simulations}")
+    return MCTSPlayer(game, evaluator, search, rng=rng,
+                      name=f"{spec.value or spec.kind}@{search.num_simulations}")
 
 
 def check_fixed_player(text: str, game: Game, load_network: bool = True) -> PlayerSpec:

@@ -23,86 +23,24 @@ Solver (SearchConfig.solver, on by default; rules in shared.search.backup and sh
 `move_outcomes` marks, at every root and, for games with `fast_move_outcomes`, at every expanded node, the moves
 that win at once (+1) and those after which the opponent wins at once (-1); terminal nodes are proven by their
 result; proofs propagate up the tree; selection takes proven wins and avoids proven losses. The result reports
-them (SearchResult.proven, proven_value) for `shared.search.policy.choose_moves`; at roots proven lost the result also
-marks the moves that lose at once (SearchResult.loses_at_once), so that a lost player still blocks what it can.
+them (SearchResult.proven, proven_value) for `shared.search.action_selection.choose_moves`; at roots proven lost
+the result also marks the moves that lose at once (SearchResult.loses_at_once), so that a lost player still
+blocks what it can.
+
+The search's types (SearchConfig, SearchResult, Evaluator) are in shared.search.types.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from shared.games.base import Game
 from shared.search.backup import backup_step
 from shared.search.errors import EvaluatorError, SearchError
-from shared.search.policy import dirichlet_noise
+from shared.search.priors import dirichlet_noise
 from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
 from shared.search.tree import ROOT, TreeStorage
-
-#: evaluate(states [M, S] int16, non-terminal) -> (logits [M, A] float32, values [M] float32 in [-1, 1], side to move)
-Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    """Search parameters (see the module docstrings of mcts.py and puct.py for their exact meaning)."""
-
-    num_simulations: int = 100
-    c_puct: float = 1.5
-    fpu_reduction: float = 0.25      # unvisited child Q = parent's own mean value - fpu_reduction, clipped to [-1, 1]
-    dirichlet_alpha: float = 0.3
-    dirichlet_epsilon: float = 0.25
-    leaves_per_step: int = 1         # leaves selected per tree per evaluator call (virtual loss)
-    virtual_loss: float = 1.0
-    reuse_tree: bool = True
-    solver: bool = True              # prove wins/losses (MCTS-solver) and take/avoid them; see the module docstring
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.num_simulations < 1:
-            problems.append(f"num_simulations must be >= 1 (got {self.num_simulations})")
-        if not self.c_puct > 0:
-            problems.append(f"c_puct must be > 0 (got {self.c_puct})")
-        if not self.dirichlet_alpha > 0:
-            problems.append(f"dirichlet_alpha must be > 0 (got {self.dirichlet_alpha})")
-        if not 0.0 <= self.dirichlet_epsilon <= 1.0:
-            problems.append(f"dirichlet_epsilon must be in [0, 1] (got {self.dirichlet_epsilon})")
-        if self.leaves_per_step < 1:
-            problems.append(f"leaves_per_step must be >= 1 (got {self.leaves_per_step})")
-        if not self.virtual_loss >= 0:
-            problems.append(f"virtual_loss must be >= 0 (got {self.virtual_loss})")
-        if not np.isfinite(self.fpu_reduction):
-            problems.append(f"fpu_reduction must be finite (got {self.fpu_reduction})")
-        if problems:
-            raise SearchError("invalid SearchConfig: " + "; ".join(problems))
-
-
-@dataclass
-class SearchResult:
-    """Root statistics after a search, one row per searched state."""
-
-    visits: np.ndarray       # [B, A] float32 root child visit counts (reused visits included)
-    root_value: np.ndarray   # [B] float32 mean search value of the root, side to move
-    q: np.ndarray            # [B, A] float32 child Q from the root player's view (0 for unvisited children)
-    prior: np.ndarray        # [B, A] float32 root prior actually used (after noise), 0 for illegal actions
-    #: [B, A] int8 solver result of each root action for the root player: +1 proven win, -1 proven loss, 0 unknown
-    #: (all 0 without the solver, or when built without it)
-    proven: np.ndarray | None = None
-    #: [B] int8 solver result of the root position for its side to move: +1 won, -1 lost, 0 unknown
-    proven_value: np.ndarray | None = None
-    #: [B, A] bool, only at roots proven lost: the moves after which the opponent wins at once (the game's
-    #: `move_outcomes` -1); all False elsewhere. Lets a lost player resist longest (block what it can).
-    loses_at_once: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        if self.proven is None:
-            self.proven = np.zeros(self.visits.shape, np.int8)
-        if self.proven_value is None:
-            self.proven_value = np.zeros(self.visits.shape[:1], np.int8)
-        if self.loses_at_once is None:
-            self.loses_at_once = np.zeros(self.visits.shape, bool)
+from shared.search.types import Evaluator, SearchConfig, SearchResult
 
 
 class BatchedMCTS:
@@ -247,8 +185,8 @@ class BatchedMCTS:
         legal = self.game.legal_mask(fresh_states)
         outcomes = self.game.move_outcomes(fresh_states) if solver else None
         tree.expand(fresh_slots, np.full(fresh_slots.size, ROOT), logits, legal, outcomes)
-        tree.node_visits[fresh_slots, ROOT] = 1
-        tree.node_value_sum[fresh_slots, ROOT] = values                 # side to move at the root
+        tree.nodes["visits"][fresh_slots, ROOT] = 1
+        tree.nodes["value_sum"][fresh_slots, ROOT] = values                # side to move at the root
         tree.root_prior_clean[fresh_slots] = tree.root_prior(fresh_slots)   # = masked_softmax(logits, legal)
         tree.valid[fresh_slots] = True
 
@@ -261,7 +199,7 @@ class BatchedMCTS:
         tree.edge_proven[slots, ROOT] = merged
         tree.nodes["edges_proven"][slots, ROOT] = (merged != 0).any(axis=1)
         proven = np.where((merged == 1).any(axis=1), 1, np.where(((merged == -1) | ~legal).all(axis=1), -1, 0))
-        tree.proven[slots, ROOT] = proven.astype(np.int8)
+        tree.nodes["proven"][slots, ROOT] = proven.astype(np.int8)
 
     def _set_root_priors(self, slots: np.ndarray, add_noise: bool) -> None:
         """Restore the clean root priors, then mix in fresh Dirichlet noise on legal moves when asked."""

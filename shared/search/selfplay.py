@@ -38,8 +38,9 @@ import numpy as np
 
 from shared.games.base import F_PLAYER, F_WINNER, Game
 from shared.search.errors import SearchError
-from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig, SearchResult
-from shared.search.policy import choose_moves
+from shared.search.action_selection import choose_moves
+from shared.search.mcts import BatchedMCTS
+from shared.search.types import Evaluator, SearchConfig, SearchResult
 
 
 @dataclass(frozen=True)

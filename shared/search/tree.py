@@ -39,10 +39,10 @@ no Python object per node.
 
 An edge's statistics are its child's: N(s, a) = visits and W(s, a) = value_sum of children[s, a] (0 and 0 when
 UNVISITED). `children_visits` and `children_value_sum` compute them as [B, N, A] float32 arrays for tests and
-diagnostics. Every node field is also an attribute under its former name, as a numpy view (node_visits,
-node_value_sum, parents, action_from_parent, first_child, next_sibling, expanded, terminal, terminal_value,
-proven, top_count). Rows are initialised lazily (a node's record when it is created, its [A] rows when it is
-expanded: a terminal node never gets any), so resetting a tree is O(1): set num_nodes and valid.
+diagnostics. A node field is read and written under its one name, in the kernels as `nodes[slot, node].visits`
+and in numpy code as `nodes["visits"][slots, node_ids]`. Rows are initialised lazily (a node's record when it
+is created, its [A] rows when it is expanded: a terminal node never gets any), so resetting a tree is O(1): set
+num_nodes and valid.
 The expansion kernels below are the "expand" step of a search; selection lives in `shared.search.puct`, backup
 in `shared.search.backup`.
 """
@@ -81,11 +81,6 @@ NODE_DTYPE = np.dtype([("visits", np.int32), ("value_sum", np.float32), ("parent
                        ("expanded", np.bool_), ("terminal", np.bool_), ("terminal_value", np.int8), ("proven", np.int8),
                        ("top_count", np.int8), ("edges_proven", np.bool_)], align=True)
 assert NODE_DTYPE.itemsize == 32
-#: Former array names of the node fields.
-_NODE_VIEWS = {"node_visits": "visits", "node_value_sum": "value_sum", "parents": "parent",
-               "action_from_parent": "action", "first_child": "first_child", "next_sibling": "next_sibling",
-               "expanded": "expanded", "terminal": "terminal", "terminal_value": "terminal_value",
-               "proven": "proven", "top_count": "top_count"}
 
 
 class TreeStorage:
@@ -109,8 +104,6 @@ class TreeStorage:
         self.valid = np.zeros(num_slots, bool)
         #: the prior array's bits (the same memory): the ranking of top actions compares them as integers
         self.prior_bits = self.prior.view(np.int32)
-        for name, field in _NODE_VIEWS.items():
-            setattr(self, name, self.nodes[field])
 
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
         """(nodes, children, prior, edge_proven, top_actions, top_prior, num_nodes): the arrays the kernels work
@@ -124,7 +117,7 @@ class TreeStorage:
             return np.zeros(0, np.int64)
         order, i = [ROOT], 0
         while i < len(order):
-            if self.expanded[slot, order[i]]:
+            if self.nodes["expanded"][slot, order[i]]:
                 kids = self.children[slot, order[i]]
                 order.extend(int(kid) for kid in kids[kids != UNVISITED])
             i += 1
@@ -188,7 +181,7 @@ class TreeStorage:
     def expand(self, slots: np.ndarray, nodes: np.ndarray, logits: np.ndarray, legal: np.ndarray,
                outcomes: np.ndarray | None) -> np.ndarray:
         """Mark nodes expanded: slots, nodes [K]; logits [K, A] float32 -> priors = masked_softmax(logits, legal)
-        (bit for bit the numpy function of shared.search.policy, fused; illegal actions stored as -inf); with the
+        (bit for bit the numpy function of shared.search.priors, fused; illegal actions stored as -inf); with the
         solver, the game's move outcomes [K, A] int8 (+1 wins at once, -1 lets the opponent win at once, for the
         node's side to move) become edge results and may prove the node.
 
@@ -220,7 +213,7 @@ class TreeStorage:
         kids = self.children[slots, ROOT]                                # [K, A]
         rows, actions = np.nonzero(kids != UNVISITED)
         self.nodes["prior"][slots[rows], kids[rows, actions]] = prior[rows, actions]
-        self.top_count[slots, ROOT] = -1
+        self.nodes["top_count"][slots, ROOT] = -1
 
     def root_statistics(self, slots: np.ndarray) -> tuple[np.ndarray, ...]:
         """Root statistics of the trees of `slots` [K], in one compiled pass: (visits [K, A] float32, the root

@@ -106,7 +106,8 @@ def _after_white_pass(game, stone: int) -> np.ndarray:
 
 
 def test_match_players_pass_to_end_a_won_game_and_play_on_in_a_lost_one():
-    from shared.search import MCTSPlayer, PureMCTSPlayer, SearchConfig
+    from shared.players.player import MCTSPlayer, PureMCTSPlayer
+    from shared.search import SearchConfig
     from tests.search.helpers import HashEvaluator
 
     game = make_game("go-5x5")

@@ -78,7 +78,8 @@ def test_config_network_and_positions(toyline) -> None:
 
 def test_players_openings_and_root_solver(toyline) -> None:
     from shared.players.spec import PlayerSpecError, build_player, check_fixed_player
-    from shared.search import SearchConfig, opening_set, play_match
+    from shared.players.arena import play_match
+    from shared.search import SearchConfig, opening_set
     from shared.search.root_solver import root_solver_moves, uses_root_solver
 
     openings = opening_set(toyline, 8, seed=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.games.base import Game
-from shared.search.policy import masked_softmax
+from shared.search.priors import masked_softmax
 from shared.search.tree import ROOT, TAKEN, UNVISITED, TreeStorage
 
 
@@ -184,33 +184,33 @@ def check_tree_invariants(tree: TreeStorage, slot: int) -> None:
     assert in_use.size == tree.num_nodes[slot] == np.unique(in_use).size
     assert np.array_equal(np.sort(in_use), np.arange(in_use.size))          # the nodes in use are 0..num_nodes - 1
     for node in in_use:
-        if not tree.expanded[slot, node]:
-            assert tree.first_child[slot, node] == -1, node           # [A] rows are written at expansion
+        if not tree.nodes["expanded"][slot, node]:
+            assert tree.nodes["first_child"][slot, node] == -1, node           # [A] rows are written at expansion
             continue
-        assert not tree.terminal[slot, node]
+        assert not tree.nodes["terminal"][slot, node]
         kids = tree.children[slot, node]
-        if tree.proven[slot, node]:
+        if tree.nodes["proven"][slot, node]:
             # A proven node also ends simulations itself (exact value), so it has visits of its own.
-            assert tree.node_visits[slot, node] >= 1 + children_visits[node].sum(), node
+            assert tree.nodes["visits"][slot, node] >= 1 + children_visits[node].sum(), node
         else:
-            assert tree.node_visits[slot, node] == 1 + children_visits[node].sum(), node
-        listed, child = [], tree.first_child[slot, node]
+            assert tree.nodes["visits"][slot, node] == 1 + children_visits[node].sum(), node
+        listed, child = [], tree.nodes["first_child"][slot, node]
         while child != -1:
             listed.append(int(child))
-            child = tree.next_sibling[slot, child]
+            child = tree.nodes["next_sibling"][slot, child]
         assert sorted(listed) == sorted(kids[kids != UNVISITED].tolist()), node
         for action in np.flatnonzero(kids != UNVISITED):
             child = kids[action]
-            assert tree.parents[slot, child] == node and tree.action_from_parent[slot, child] == action
+            assert tree.nodes["parent"][slot, child] == node and tree.nodes["action"][slot, child] == action
             assert np.isfinite(tree.prior[slot, node, action])          # only legal actions get children
             assert tree.nodes["prior"][slot, child] == tree.prior[slot, node, action]   # the child's copy of P
-        for j in range(max(int(tree.top_count[slot, node]), 0)):       # ranked, not created: TAKEN once created
+        for j in range(max(int(tree.nodes["top_count"][slot, node]), 0)):   # ranked, not created: TAKEN once created
             action = int(tree.top_actions[slot, node, j])
             assert action == TAKEN or (kids[action] == UNVISITED and tree.top_prior[slot, node, j] == tree.prior[
                 slot, node, action]), (node, j)
-            if tree.terminal[slot, child]:
-                expected = tree.node_visits[slot, child] * tree.terminal_value[slot, child]
-                assert np.isclose(tree.node_value_sum[slot, child], expected)
+            if tree.nodes["terminal"][slot, child]:
+                expected = tree.nodes["visits"][slot, child] * tree.nodes["terminal_value"][slot, child]
+                assert np.isclose(tree.nodes["value_sum"][slot, child], expected)
         assert (children_visits[node][kids == UNVISITED] == 0).all()
         assert (children_value_sum[node][kids == UNVISITED] == 0).all()
-    assert tree.node_visits[slot, ROOT] >= 1
+    assert tree.nodes["visits"][slot, ROOT] >= 1

@@ -15,7 +15,8 @@ from shared.games.othello import playout as othello_playout
 from shared.games.connect4 import solver as connect4_solver
 from shared.games.othello import solver as othello_solver
 from shared.search import backup, puct, tree
-from shared.search.mcts import BatchedMCTS, SearchConfig
+from shared.search.mcts import BatchedMCTS
+from shared.search.types import SearchConfig
 
 HOT_KERNELS = [puct._select_kernel, tree._expand_nodes, tree._softmax_shift, tree._gather_states,
                tree._mark_leaves, tree._root_statistics, backup._backup_kernel, lines._step_stored,

@@ -8,7 +8,8 @@ import numpy as np
 from cli.bench.tactics import critical_rows, random_endgame
 from shared.games import make_game
 from shared.players.analysis import analyze_states
-from shared.search import MCTSPlayer, SearchConfig
+from shared.players.player import MCTSPlayer
+from shared.search import SearchConfig
 from shared.games.connect4.solver import Connect4Solver
 from shared.games.connect4.root import (CONNECT4_MIN_SIMULATIONS, CONNECT4_ROOT_MIN_DISCS, CONNECT4_ROOT_NODES,
                                         connect4_root_moves)

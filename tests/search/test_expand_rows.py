@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shared.search.policy import masked_softmax
+from shared.search.priors import masked_softmax
 from shared.search.tree import ROOT, UNVISITED, TreeStorage, top_k
 
 
@@ -33,13 +33,13 @@ def test_expand_matches_numpy(num_actions: int) -> None:
     edges = np.where(legal, outcomes, 0)
     assert np.array_equal(tree.edge_proven[slots, 2], edges)
     expected_proven = np.where((edges == 1).any(axis=1), 1, np.where((legal & (edges != -1)).any(axis=1), 0, -1))
-    assert np.array_equal(proven, expected_proven) and np.array_equal(tree.proven[slots, 2], expected_proven)
+    assert np.array_equal(proven, expected_proven) and np.array_equal(tree.nodes["proven"][slots, 2], expected_proven)
     assert np.array_equal(tree.nodes["edges_proven"][slots, 2], (edges != 0).any(axis=1))
     k = top_k(num_actions)
     for row in range(count):
         legal_actions = np.flatnonzero(legal[row])
         order = legal_actions[np.lexsort((legal_actions, -stored[row, legal_actions]))][:k]
-        listed = int(tree.top_count[row, 2])
+        listed = int(tree.nodes["top_count"][row, 2])
         assert listed == order.size, row
         assert np.array_equal(tree.top_actions[row, 2, :listed], order), row
         assert np.array_equal(tree.top_prior[row, 2, :listed], stored[row, order]), row

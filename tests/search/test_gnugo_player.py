@@ -14,9 +14,9 @@ from shared.games import GameError, make_game
 from shared.games.go import gnugo
 from shared.games.go.gnugo import GnuGoError, GnuGoPlayer, GtpProcess
 from shared.players.spec import PlayerSpec, PlayerSpecError, build_player, parse_player_spec
-from shared.search import SearchConfig
-from shared.search.arena import opening_set, play_match
-from shared.search.players import RandomPlayer
+from shared.players.arena import play_match
+from shared.players.player import RandomPlayer
+from shared.search import SearchConfig, opening_set
 from tests.gnugo_helpers import gnugo_children, requires_gnugo
 
 GO9 = make_game("go-9x9")

@@ -62,7 +62,7 @@ def test_illegal_actions_get_no_visits_and_no_prior() -> None:
     assert result.prior[0].sum() == pytest.approx(1.0)
     tree = mcts._tree
     used = np.arange(tree.num_nodes[0])
-    expanded = used[tree.expanded[0, used]]
+    expanded = used[tree.nodes["expanded"][0, used]]
     assert (tree.children_visits[0, expanded, 0] == 0).all()
 
 
@@ -78,7 +78,7 @@ def test_noise_only_at_the_root_and_only_on_legal_moves() -> None:
     assert noisy.prior[0][~game.legal_mask(state)[0]].sum() == 0
     assert noisy.prior[0].sum() == pytest.approx(1.0, abs=1e-5)
     tree = mcts._tree
-    nodes = np.flatnonzero(tree.expanded[0, : tree.num_nodes[0]])
+    nodes = np.flatnonzero(tree.nodes["expanded"][0, : tree.num_nodes[0]])
     nodes = nodes[nodes != ROOT]
     assert nodes.size > 5
     expected = masked_softmax(evaluator(tree.node_states[0, nodes])[0], game.legal_mask(tree.node_states[0, nodes]))
@@ -103,7 +103,7 @@ def test_collisions_are_dropped_without_virtual_loss() -> None:
     mcts, result = _search(game, evaluator, "", num_simulations=4, leaves_per_step=4, virtual_loss=0.0)
     assert result.visits[0].sum() == 1
     assert evaluator.positions == 2                                   # the root and one leaf
-    assert mcts._tree.node_visits[0, ROOT] == 2
+    assert mcts._tree.nodes["visits"][0, ROOT] == 2
     check_tree_invariants(mcts._tree, 0)
 
 
@@ -175,7 +175,7 @@ def test_values_out_of_range_are_clipped() -> None:
     tree = mcts._tree
     for slot in range(2):
         nodes = tree.nodes_in_use(slot)
-        assert (np.abs(tree.node_value_sum[slot, nodes]) <= tree.node_visits[slot, nodes]).all()
+        assert (np.abs(tree.nodes["value_sum"][slot, nodes]) <= tree.nodes["visits"][slot, nodes]).all()
     assert (np.abs(result.root_value) <= 1.0).all() and (np.abs(result.q) <= 1.0).all()
 
 

@@ -9,7 +9,8 @@ from cli.bench.tactics import random_endgame
 from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_WINNER, GameError
 from shared.players.analysis import analyze_states
-from shared.search import MCTSPlayer, SearchConfig
+from shared.players.player import MCTSPlayer
+from shared.search import SearchConfig
 from shared.games.othello.solver import OthelloSolver
 from shared.games.othello.root import ROOT_ENDGAME_EMPTIES, endgame_root_moves
 from shared.search.root_solver import uses_root_solver

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.search import MCTSPlayer, SearchConfig
+from shared.players.player import MCTSPlayer
+from shared.search import SearchConfig
 from shared.games.gomoku.threats import QUIET_MIN_SIMULATIONS, quiet_threat_cells, quiet_threat_move
 from shared.games.gomoku.vcf import DefenceStatus, find_vcf, find_vcf_defence
 from tests.search.test_threats import UniformEvaluator

@@ -23,14 +23,14 @@ def test_advance_keeps_the_child_subtree_with_its_visits() -> None:
     actions = first.visits.argmax(axis=1)
     tree = mcts._tree
     old_child = tree.children[np.arange(3), ROOT, actions]
-    child_visits = tree.node_visits[np.arange(3), old_child].copy()
+    child_visits = tree.nodes["visits"][np.arange(3), old_child].copy()
     grandchild_visits = tree.children_visits[np.arange(3), old_child].copy()
-    child_value = tree.node_value_sum[np.arange(3), old_child].copy()
+    child_value = tree.nodes["value_sum"][np.arange(3), old_child].copy()
     mcts.advance(actions)
-    np.testing.assert_array_equal(tree.node_visits[:3, ROOT], child_visits)
+    np.testing.assert_array_equal(tree.nodes["visits"][:3, ROOT], child_visits)
     np.testing.assert_array_equal(tree.children_visits[:3, ROOT], grandchild_visits)
-    np.testing.assert_allclose(tree.node_value_sum[:3, ROOT], child_value)
-    assert (tree.parents[:3, ROOT] == -1).all()
+    np.testing.assert_allclose(tree.nodes["value_sum"][:3, ROOT], child_value)
+    assert (tree.nodes["parent"][:3, ROOT] == -1).all()
     for slot in range(3):
         check_tree_invariants(tree, slot)
         assert tree.num_nodes[slot] <= child_visits[slot]            # compact: only the kept subtree
@@ -62,15 +62,17 @@ def test_searching_a_subset_of_slots_leaves_the_others_alone() -> None:
     game, mcts, states = _setup()
     mcts.search(states, add_noise=False)
     tree = mcts._tree
-    before = {name: getattr(tree, name)[[0, 2]].copy() for name in
-              ("node_visits", "node_value_sum", "children", "children_visits", "num_nodes")}
+    arrays = {"visits": lambda: tree.nodes["visits"], "value_sum": lambda: tree.nodes["value_sum"],
+              "children": lambda: tree.children, "children_visits": lambda: tree.children_visits,
+              "num_nodes": lambda: tree.num_nodes}
+    before = {name: array()[[0, 2]].copy() for name, array in arrays.items()}
     result = mcts.search(states[1:2], add_noise=False, slots=np.array([1]))
     assert result.visits.shape == (1, 7) and result.visits.sum() == 128      # reused slot 1: 64 + 64
     for name, values in before.items():
-        np.testing.assert_array_equal(getattr(tree, name)[[0, 2]], values)
+        np.testing.assert_array_equal(arrays[name]()[[0, 2]], values)
     mcts.advance(np.array([3]), slots=np.array([1]))
     for name, values in before.items():
-        np.testing.assert_array_equal(getattr(tree, name)[[0, 2]], values)
+        np.testing.assert_array_equal(arrays[name]()[[0, 2]], values)
 
 
 def test_a_reused_tree_without_room_starts_fresh() -> None:

@@ -7,7 +7,8 @@ import pytest
 
 from shared.games import make_game
 from shared.games.base import Game
-from shared.search import BatchedMCTS, MCTSPlayer, SearchConfig, SearchResult, choose_moves, select_actions
+from shared.players.player import MCTSPlayer
+from shared.search import BatchedMCTS, SearchConfig, SearchResult, choose_moves, select_actions
 from shared.games.tictactoe.minimax import move_values, solve_values
 from tests.search.helpers import HashEvaluator, UniformEvaluator, check_tree_invariants
 
@@ -119,7 +120,7 @@ def test_proven_results_agree_with_exact_minimax_on_tictactoe() -> None:
     for row in range(len(states)):
         check_tree_invariants(tree, row)
         for node in tree.nodes_in_use(row):
-            verdict = int(tree.proven[row, node])
+            verdict = int(tree.nodes["proven"][row, node])
             if verdict:
                 key = tree.node_states[row, node, : game.num_cells].tobytes()
                 assert exact[key] == verdict, (row, node)

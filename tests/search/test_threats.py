@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from shared.players.analysis import analyze_states
-from shared.search import MCTSPlayer, PureMCTSPlayer, SearchConfig
+from shared.players.player import MCTSPlayer, PureMCTSPlayer
+from shared.search import SearchConfig
 from shared.search.root_solver import root_solver_moves
 from shared.games.gomoku.vcf import find_vcf, find_vcf_defence
 from tests.search.test_vcf import CHAINS, GOMOKU_8, GOMOKU_15, TRIPLE_POINT_8, TRIPLE_POINT_15, cell, position

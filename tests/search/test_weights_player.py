@@ -6,7 +6,9 @@ import pytest
 
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, build_player, check_fixed_player, parse_player_spec
-from shared.search import RandomPlayer, SearchConfig, opening_set, play_match
+from shared.players.arena import play_match
+from shared.players.player import RandomPlayer
+from shared.search import SearchConfig, opening_set
 from shared.games.othello.weights import RESULT_SCORE, WeightsPlayer, square_weights
 from shared.stats import evaluate_pairs
 

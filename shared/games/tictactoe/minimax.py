@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from shared.games.base import Game, GameError
-from shared.search.players import pick_among_best
+from shared.search.action_selection import pick_among_best
 
 
 def _children(game: Game, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.games.base import F_WINNER, Game
+from shared.players.player import Player
 from shared.search.errors import ArenaError
-from shared.search.openings import opening_plan, opening_set
-from shared.search.players import Player
+from shared.search.openings import opening_plan
 from shared.search.selfplay import game_length_bound
 
-__all__ = ["MatchGame", "MatchResult", "opening_plan", "opening_set", "play_match"]
+__all__ = ["MatchGame", "MatchResult", "play_match"]
 
 
 @dataclass

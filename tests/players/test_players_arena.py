@@ -7,8 +7,9 @@ import pytest
 from shared.games import GameError, make_game
 from shared.games.base import F_WINNER
 from shared.games.tictactoe.minimax import MinimaxPlayer
-from shared.search import (ArenaError, SearchConfig, MCTSPlayer, PureMCTSPlayer, RandomPlayer, RolloutEvaluator,
-                           opening_set, play_match)
+from shared.players.arena import play_match
+from shared.players.player import MCTSPlayer, PureMCTSPlayer, RandomPlayer
+from shared.search import ArenaError, RolloutEvaluator, SearchConfig, opening_set
 from shared.stats import evaluate_pairs
 from tests.search.helpers import HashEvaluator
 

@@ -1,4 +1,6 @@
-"""Players for matches: batched move choosers over non-terminal states.
+"""What a player is (the `Player` protocol) and the generic players: random moves, network-guided search
+(`MCTSPlayer`) and the pure-MCTS baseline (`PureMCTSPlayer`). Game-specific players live with their game
+(shared.games.<family>, built through the family's descriptor).
 
 Every player maps states [B, S] int16 (all non-terminal, possibly from different games of a match) to actions
 [B] int64. Search players start fresh trees at each call (no reuse between calls: the states of successive
@@ -14,10 +16,11 @@ from typing import Protocol
 import numpy as np
 
 from shared.games.base import Game
-from shared.search.mcts import BatchedMCTS, Evaluator, SearchConfig
-from shared.search.policy import choose_moves
+from shared.search.action_selection import choose_moves, pick_among_best
+from shared.search.mcts import BatchedMCTS
 from shared.search.rollout import RolloutEvaluator
 from shared.search.root_solver import root_solver_moves
+from shared.search.types import Evaluator, SearchConfig
 
 
 class Player(Protocol):
@@ -30,14 +33,6 @@ class Player(Protocol):
 
     def reset(self) -> None:
         """Forget any state kept between calls (called at the start of a match)."""
-
-
-def pick_among_best(scores: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
-    """Argmax per row of scores [B, A]; ties -> lowest index when rng is None, else uniformly random."""
-    if rng is None:
-        return scores.argmax(axis=1).astype(np.int64)
-    best = scores == scores.max(axis=1, keepdims=True)
-    return np.where(best, rng.random(scores.shape), -1.0).argmax(axis=1).astype(np.int64)
 
 
 class RandomPlayer:
@@ -56,7 +51,7 @@ class RandomPlayer:
 
 class MCTSPlayer:
     """Network-guided PUCT search with `config`: no noise, no tree reuse between calls, temperature 0 (ties among
-    the most visited moves broken at random by rng; proven wins and losses first, shared.search.policy), then
+    the most visited moves broken at random by rng; proven wins and losses first, shared.search.action_selection), then
     the game's solver at the root (root_solver=True; shared.search.root_solver: the game family's solver, where it
     has one)."""
 
