@@ -20,9 +20,10 @@ simulation per PV move; the root statistics are those of the root search alone.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -209,10 +210,16 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, searc
 
 
 def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str], *, search: SearchConfig,
-                         top_k: int = DEFAULT_TOP_K, seed: int = 0, model: str | None = None
+                         top_k: int = DEFAULT_TOP_K, seed: int = 0, model: str | None = None,
+                         seconds: float | None = None, clock: Callable[[], float] = time.monotonic
                          ) -> list[dict[str, Any]]:
     """One JSON-ready dict per move string, in order: the analysis, or {"moves", "error"} for a string that
-    cannot be parsed or played or whose game is over. All valid positions are searched in one batch."""
+    cannot be parsed or played or whose game is over. All valid positions are searched in one batch by
+    shared.players.timed_analysis: search.num_simulations simulations, or with `seconds`, the largest search
+    of at most that many that fits in the time budget; then each analysis also says the "simulations" of that
+    search and the "seconds" the whole timed search took."""
+    from shared.players.timed_analysis import timed_analysis
+
     answers: list[dict[str, Any] | None] = [None] * len(move_strings)
     valid_rows, valid_states = [], []
     for row, text in enumerate(move_strings):
@@ -222,9 +229,12 @@ def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str
         except GameError as exc:
             answers[row] = {"moves": text, "error": " ".join(str(exc).split())}
     if valid_states:
-        analyses = analyze_states(game, evaluate, np.stack(valid_states), search=search, top_k=top_k, seed=seed)
-        for row, analysis in zip(valid_rows, analyses):
+        timed = timed_analysis(game, evaluate, np.stack(valid_states), search=search, seconds=seconds, seed=seed,
+                               clock=clock, top_k=top_k)
+        for row, analysis in zip(valid_rows, timed.analyses):
             answers[row] = analysis.to_dict(move_strings[row], model)
+            if seconds is not None:
+                answers[row].update(simulations=timed.simulations, seconds=round(timed.seconds, 3))
     return answers
 
 
