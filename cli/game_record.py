@@ -1,7 +1,7 @@
-"""The end of a terminal game: the winning line (in-a-row games), the board with it marked, and the game
-record in the game's notation or as SGF (Gomoku).
+"""The end of a terminal game: the board with its winning line marked, and the game record in the game's
+notation or as SGF (Gomoku).
 
-    cells = winning_line(game, state)                    # [cell, ...] of n-in-a-row games, else None
+    cells = winning_line(game, state)                    # shared.games.winning_line: [cell, ...] or None
     text = mark_cells(game, state, cells)                # the board, winning stones in ( ), last move in [ ]
     write_record(path, game, actions, result="X wins", players=("you", "zeroforge shipped"))
 """
@@ -12,35 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from shared.games import family_of
-from shared.games.base import F_DONE, F_WINNER, Game
+from shared.games.base import Game
 from shared.games.notation import COLUMN_LETTERS
-
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
-
-
-def winning_line(game: Game, state: np.ndarray) -> list[int] | None:
-    """The cells (row * W + col, row 0 at the top) of the winner's longest line of at least n stones in the
-    finished state [S] int16 of an n-in-a-row game (tic-tac-toe, Connect Four, Gomoku); None otherwise."""
-    n = getattr(game, "n_in_row", None)
-    base = game.num_cells
-    if n is None or not state[base + F_DONE] or int(state[base + F_WINNER]) == 0:
-        return None
-    winner = int(state[base + F_WINNER])
-    board = np.asarray(state[:base]).reshape(game.height, game.width)       # [H, W] int16
-    best: list[int] = []
-    for row in range(game.height):
-        for col in range(game.width):
-            for dr, dc in _DIRECTIONS:
-                prev_r, prev_c = row - dr, col - dc                            # start only at a run's first stone
-                if 0 <= prev_r < game.height and 0 <= prev_c < game.width and board[prev_r, prev_c] == winner:
-                    continue
-                run, r, c = [], row, col
-                while 0 <= r < game.height and 0 <= c < game.width and board[r, c] == winner:
-                    run.append(r * game.width + c)
-                    r, c = r + dr, c + dc
-                if len(run) >= n and len(run) > len(best):
-                    best = run
-    return best or None
 
 
 def _symbol_columns(game: Game, state: np.ndarray, cells: list[int]) -> dict[int, tuple[int, int]]:

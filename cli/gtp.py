@@ -16,23 +16,22 @@ been to move (no pass is inserted). After two passes (the game is over for zerof
 controllers do for a clean-up; only the move cap of 2*N*N moves is final.
 
 genmove searches with the game's one search configuration (`cli.play_common.game_config(game)
-.match_search_config(--sims)`) through shared.players.analysis, without noise, and plays the most visited move.
+.match_search_config(--sims)`) through shared.players.timed_analysis, without noise, and plays the most visited move.
 It answers `pass` at once when the opponent has just passed and the position's area score already wins
 (passing then ends the game with that score), and `resign` when the search value for the engine is below
 --resign-threshold after the first quarter of the board's points worth of moves. `final_score` is the area
 score of the current position (every stone counts as alive, as on CGOS), "B+3.5", "W+0.5" or "0".
 
 Time: with `time_settings` (and `time_left`, which controllers send before each move), each genmove gets a share
-of the remaining time (the main time over the moves still expected, or the byo-yomi period over its stones, less
-a safety margin) and caps the simulations to what fits, from the speed measured on earlier searches (a short
-probe search measures it first). Without time settings (or with `time_settings 0 1 0`, GTP's "no limit") every
+of the remaining time (shared.players.gtp_time: the main time over the moves still expected, or the byo-yomi
+period over its stones, less a safety margin) and searches in slices sized to fit it, at most --sims simulations
+(shared.players.timed_analysis). Without time settings (or with `time_settings 0 1 0`, GTP's "no limit") every
 move gets --sims simulations.
 """
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -47,17 +46,11 @@ from shared.games import family_of, make_game_from_params
 from shared.games.base import F_DONE, F_PASSES, F_PLAYER, F_PLY, F_WINNER, GameError
 from shared.games.family import engine_protocol, speaks
 from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS
+from shared.players.gtp_time import GtpTimeControl
+from shared.players.timed_analysis import TimedAnalysis, timed_analysis
 
 #: The resignation threshold when none is given: the search value (engine's view, in [-1, 1]) below which it resigns.
 DEFAULT_RESIGN_THRESHOLD = -0.95
-#: Simulations of the probe search that measures the search speed before the first timed move.
-PROBE_SIMULATIONS = 8
-#: Share of a move's time budget the search may use, and seconds kept back for the answer to travel.
-TIME_SAFETY, TIME_OVERHEAD = 0.75, 0.05
-#: The least time budget of one move, in seconds.
-MIN_MOVE_TIME = 0.02
-#: The least number of moves the main time is spread over.
-MIN_MOVES_LEFT = 10
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -83,53 +76,6 @@ def package_version() -> str:
         return "unknown"
 
 
-@dataclass
-class TimeControl:
-    """GTP time settings and the time left per colour (+1 black, -1 white): (seconds, stones; 0 stones = main time)."""
-
-    main_time: float | None = None          # None: no time_settings received
-    byo_yomi_time: float = 0.0
-    byo_yomi_stones: int = 0
-    left: dict[int, tuple[float, int]] = field(default_factory=dict)
-
-    @property
-    def unlimited(self) -> bool:
-        """No time limit: no settings, or GTP's 'byo-yomi time > 0 with 0 stones' convention."""
-        return self.main_time is None or (self.byo_yomi_time > 0 and self.byo_yomi_stones == 0)
-
-    def settings(self, main_time: float, byo_yomi_time: float, byo_yomi_stones: int) -> None:
-        self.main_time, self.byo_yomi_time, self.byo_yomi_stones = main_time, byo_yomi_time, byo_yomi_stones
-        self.left.clear()
-
-    def budget(self, colour: int, moves_left: int) -> float | None:
-        """Seconds the next move of `colour` may take (None: no limit)."""
-        if self.unlimited:
-            return None
-        seconds, stones = self.left.get(colour, (self.main_time, 0))
-        if stones > 0:
-            share = seconds / stones
-        else:
-            share = seconds / max(moves_left, MIN_MOVES_LEFT)
-            if self.byo_yomi_stones > 0:
-                share = max(share, self.byo_yomi_time / self.byo_yomi_stones)
-        return max(MIN_MOVE_TIME, share * TIME_SAFETY - TIME_OVERHEAD)
-
-    def spend(self, colour: int, seconds: float) -> None:
-        """Count a move's thinking time against `colour` until the controller's next time_left says otherwise."""
-        if self.unlimited:
-            return
-        left, stones = self.left.get(colour, (self.main_time, 0))
-        if stones > 0:
-            left, stones = left - seconds, stones - 1
-            if stones == 0:
-                left, stones = self.byo_yomi_time, self.byo_yomi_stones
-        else:
-            left -= seconds
-            if left <= 0 and self.byo_yomi_stones > 0:
-                left, stones = self.byo_yomi_time, self.byo_yomi_stones
-        self.left[colour] = (max(left, 0.0), stones)
-
-
 class GtpEngine:
     """The GTP command set over one Go game: `handle(line)` returns the whole answer text (None for lines GTP
     ignores) and never raises for anything a controller sends; `quit_requested` is set by `quit`."""
@@ -140,9 +86,9 @@ class GtpEngine:
             raise GameError(f"zeroforge gtp plays Go only (go-9x9, go-NxN), not {game.name}")
         self.game, self.evaluate, self.search = game, evaluate, search
         self.resign_threshold, self.seed, self.clock = float(resign_threshold), int(seed), clock
-        self.time = TimeControl()
+        self.time = GtpTimeControl()
         self.quit_requested = False
-        self.simulations_per_second: float | None = None
+        self.last_search: TimedAnalysis | None = None      # the timed analysis of the last genmove that searched
         self.states = [game.initial_states(1)[0]]          # [S] int16 each: the start and every position since
         self.handlers: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: "2",
@@ -285,7 +231,7 @@ class GtpEngine:
             return "pass"                                   # the move cap is reached: the game is over
         start = self.clock()
         try:
-            move = self._choose(state, colour, start)
+            move = self._choose(state, colour)
         finally:
             self.time.spend(colour, self.clock() - start)
         if move is None:
@@ -293,41 +239,23 @@ class GtpEngine:
         self._push(state, move)
         return self.game.action_to_str(move)
 
-    def _choose(self, state: np.ndarray, colour: int, start: float) -> int | None:
+    def _choose(self, state: np.ndarray, colour: int) -> int | None:
         """The engine's move in `state` (None: resign)."""
         nn = self.game.num_cells
         if int(state[nn + F_PASSES]) == 1 and colour * float(self.game.area_score(state[None])[0]) > 0:
             return self.game.pass_action                   # passing ends the game, and wins it
         moves_left = int(np.count_nonzero(state[:nn] == 0)) // 2
         budget = self.time.budget(colour, moves_left)
-        analysis = self._search(state, budget, start)
+        analysis = self._search(state, budget)
         if analysis.value < self.resign_threshold and int(state[nn + F_PLY]) >= nn // 4:
             return None
         return analysis.action
 
-    def _search(self, state: np.ndarray, budget: float | None, start: float):
+    def _search(self, state: np.ndarray, budget: float | None):
         """The search's analysis of `state`: --sims simulations, or as many as fit in `budget` seconds."""
-        sims = self.search.num_simulations
-        if budget is not None and self.simulations_per_second is None and sims > PROBE_SIMULATIONS:
-            probe = self._timed_search(state, PROBE_SIMULATIONS)
-            if self.clock() - start >= budget / 2:
-                return probe
-        if budget is not None and self.simulations_per_second is not None:
-            left = budget - (self.clock() - start)
-            sims = max(1, min(sims, int(self.simulations_per_second * left)))
-        return self._timed_search(state, sims)
-
-    def _timed_search(self, state: np.ndarray, sims: int):
-        """analyze_states with `sims` simulations; updates the measured simulations per second."""
-        from shared.players.analysis import analyze_states
-
-        began = self.clock()
-        search = replace(self.search, num_simulations=sims)
-        seed = self.seed + len(self.states)
-        analysis = analyze_states(self.game, self.evaluate, state[None], search=search, seed=seed)[0]
-        elapsed = max(self.clock() - began, 1e-6)
-        self.simulations_per_second = sims / elapsed
-        return analysis
+        self.last_search = timed_analysis(self.game, self.evaluate, state[None], search=self.search, seconds=budget,
+                                          seed=self.seed + len(self.states), clock=self.clock)
+        return self.last_search.analyses[0]
 
     def _undo(self, args: list[str]) -> str:
         if len(self.states) <= 1:
@@ -347,8 +275,8 @@ class GtpEngine:
 
     def _time_left(self, args: list[str]) -> str:
         colour_text, seconds, stones = self._arguments(args, 3, "time_left COLOR TIME STONES")
-        self.time.left[self._colour(colour_text)] = (self._number(seconds, float, "time"),
-                                                     self._number(stones, int, "stones"))
+        self.time.time_left(self._colour(colour_text), self._number(seconds, float, "time"),
+                            self._number(stones, int, "stones"))
         return ""
 
 

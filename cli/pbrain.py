@@ -14,15 +14,16 @@ Commands (one per line, case-insensitive) and answers:
     PLAY x,y          the manager makes the brain play x,y: answered "x,y"
     TAKEBACK x,y      OK (the stone is removed)
     INFO key value    no answer; timeout_turn, timeout_match, time_left (ms) cap the search, see
-                      cli.pbrain_engine; max_memory, game_type, rule, folder are noted (rules other than
+                      shared.players.gomocup_time; max_memory, game_type, rule, folder are noted (rules other than
                       freestyle get a MESSAGE: zeroforge plays freestyle, five or more in a row wins)
     ABOUT             name="zeroforge", version="...", author="...", country="..."
     END               exit
     anything else     UNKNOWN ...; a request that cannot be carried out: ERROR message
 
 Coordinates are 0-based, x = column from the left, y = row from the top. After each move the brain sends a
-MESSAGE line with the simulations, time and value of its search. The search is shared.players.analysis over
-the game's one search configuration (`game_config(game).match_search_config(sims)`), no noise.
+MESSAGE line with the simulations, time and value of its search. The board is shared.players.gomocup_board; the
+search is shared.players.timed_analysis (slices sized to the time budget, at most --sims simulations) over the
+game's one search configuration (`game_config(game).match_search_config(sims)`), no noise.
 """
 from __future__ import annotations
 
@@ -32,12 +33,18 @@ from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 import click
+import numpy as np
 
-from cli.pbrain_engine import OPPONENT, OWN, Brain, BrainError
 from shared.games.family import engine_protocol, speaks
+from shared.players.gomocup_board import OPPONENT, OWN, GomocupBoard, GomocupBoardError
+from shared.players.gomocup_time import GomocupLimits
+from shared.players.timed_analysis import TimedAnalysis
 
 _FREESTYLE_RULES = (0, 2)          # freestyle, and freestyle as a continuous game
-_INT_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
+
+
+class BrainError(ValueError):
+    """A request that cannot be carried out: malformed coordinates, no game started, a board of another size."""
 
 
 def _coords(text: str, count: int = 2) -> list[int]:
@@ -48,25 +55,33 @@ def _coords(text: str, count: int = 2) -> list[int]:
 
 
 class Protocol:
-    """One Gomocup session: reads commands from `lines`, writes answers with `say` (one line each)."""
+    """One Gomocup session: reads commands from `lines`, writes answers with `say` (one line each).
 
-    def __init__(self, game, make_brain: Callable[[], Brain], say: Callable[[str], None], load_error: str | None):
-        self.game, self.make_brain, self.say, self.load_error = game, make_brain, say, load_error
-        self.brain: Brain | None = None
-        self.limits_seen: dict[str, str] = {}
+    `think(state [S] int16, seconds or None) -> TimedAnalysis` is the brain's search of the position within the
+    move's time budget (None: no time limit)."""
+
+    def __init__(self, game, think: Callable[[np.ndarray, float | None], TimedAnalysis] | None,
+                 say: Callable[[str], None], load_error: str | None):
+        self.game, self.think, self.say, self.load_error = game, think, say, load_error
+        self.board: GomocupBoard | None = None
+        self.limits = GomocupLimits()
 
     # ----- helpers -------------------------------------------------------------------------------------------
-    def _started(self) -> Brain:
-        if self.brain is None:
+    def _started(self) -> GomocupBoard:
+        if self.board is None:
             raise BrainError("no game: send START first")
-        return self.brain
+        return self.board
 
-    def _move(self, brain: Brain) -> None:
-        choice = brain.choose()
-        self.say(f"{choice.x},{choice.y}")
-        budget = "no time limit" if choice.budget is None else f"budget {1000 * choice.budget:.0f} ms"
-        self.say(f"MESSAGE zeroforge: {choice.simulations} simulations in {1000 * choice.seconds:.0f} ms "
-                 f"({budget}), value {choice.value:+.2f}")
+    def _move(self, board: GomocupBoard) -> None:
+        state = board.state()
+        budget = self.limits.move_budget(board.empty_cells)
+        timed = self.think(state, budget)
+        analysis = timed.analyses[0]
+        x, y = board.place_action(analysis.action, OWN)
+        self.say(f"{x},{y}")
+        budget_text = "no time limit" if budget is None else f"budget {1000 * budget:.0f} ms"
+        self.say(f"MESSAGE zeroforge: {timed.simulations} simulations in {1000 * timed.seconds:.0f} ms "
+                 f"({budget_text}), value {analysis.value:+.2f}")
 
     def _size_error(self, width: int, height: int) -> str:
         g = self.game
@@ -80,37 +95,24 @@ class Protocol:
             raise BrainError(self.load_error)
         if (width, height) != (self.game.width, self.game.height):
             raise BrainError(self._size_error(width, height))
-        self.brain = self.make_brain()
-        self._apply_info()                       # INFO may come before START: keep what was sent
+        self.board = GomocupBoard(self.game)     # INFO may come before START: the limits sent are kept
         self.say("OK")
-
-    def _apply_info(self) -> None:
-        if self.brain is None:
-            return
-        for key, value in self.limits_seen.items():
-            if key in _INT_INFO:
-                setattr(self.brain.limits, key, int(value))
-            else:
-                self.brain.limits.other[key] = value
 
     def _info(self, rest: str) -> None:
         key, _, value = rest.strip().partition(" ")
         key, value = key.lower(), value.strip()
-        if key in _INT_INFO:
-            try:
-                int(value)
-            except ValueError:
-                self.say(f"ERROR INFO {key} needs an integer, got {value!r}")
-                return
-        self.limits_seen[key] = value
-        self._apply_info()
+        try:
+            self.limits.note(key, value)
+        except ValueError:
+            self.say(f"ERROR INFO {key} needs an integer, got {value!r}")
+            return
         if key == "rule" and int(value) not in _FREESTYLE_RULES:
             self.say(f"MESSAGE zeroforge plays freestyle gomoku only (five or more in a row wins); rule {value} "
                      "is played as freestyle")
 
     def _board(self, lines: Iterator[str]) -> None:
-        brain = self._started()
-        brain.reset()
+        board = self._started()
+        board.reset()
         problem = None
         for raw in lines:
             line = raw.strip()
@@ -121,14 +123,14 @@ class Protocol:
             try:
                 x, y, field = _coords(line, 3)
                 if field in (OWN, OPPONENT):
-                    brain.place(x, y, field)
+                    board.place(x, y, field)
                 elif field != 3:
                     raise BrainError(f"field {field} in {line!r} is not 1 (own), 2 (opponent) or 3")
-            except BrainError as exc:
+            except (BrainError, GomocupBoardError) as exc:
                 problem = problem or str(exc)
         if problem is not None:
             raise BrainError(f"BOARD: {problem}")
-        self._move(brain)
+        self._move(board)
 
     # ----- the loop ------------------------------------------------------------------------------------------
     def handle(self, line: str, lines: Iterator[str]) -> bool:
@@ -150,19 +152,19 @@ class Protocol:
                 self._started().reset()
                 self.say("OK")
             elif command == "BEGIN":
-                brain = self._started()
-                if brain.stones:
+                board = self._started()
+                if board.stones:
                     raise BrainError("BEGIN on a board that is not empty; send RESTART or BOARD")
-                self._move(brain)
+                self._move(board)
             elif command == "TURN":
-                brain = self._started()
+                board = self._started()
                 x, y = _coords(rest)
-                brain.place(x, y, OPPONENT)
-                self._move(brain)
+                board.place(x, y, OPPONENT)
+                self._move(board)
             elif command == "PLAY":
-                brain = self._started()
+                board = self._started()
                 x, y = _coords(rest)
-                brain.place(x, y, OWN)
+                board.place(x, y, OWN)
                 self.say(f"{x},{y}")
             elif command == "BOARD":
                 self._board(lines)
@@ -176,7 +178,7 @@ class Protocol:
                 self.say(_about())
             elif command:
                 self.say(f"UNKNOWN command {command}")
-        except BrainError as exc:
+        except (BrainError, GomocupBoardError) as exc:
             self.say(f"ERROR {' '.join(str(exc).split())}")
         return True
 
@@ -227,31 +229,31 @@ def pbrain(game_name: str, model_text: str | None, sims: int, config_file: Path 
         if not speaks(game, "pbrain"):
             fail(f"pbrain plays Gomoku only; {game.name} is not a Gomoku board (try --game gomoku-15)")
         config = game_config(game.name, config_file)
-    search, load_error = None, None
+    think, load_error = None, None
     try:
         from shared.network import configure_torch_threads
 
         configure_torch_threads(threads)
-        search = _network_search(game, model_text, registry_dir, device, config)
+        think = _network_think(game, model_text, registry_dir, device, config.match_search_config(sims))
     except Exception as exc:  # noqa: BLE001 - any failure is reported through the protocol (ERROR on START)
         load_error = " ".join(str(exc).split())
         click.echo(f"error: {load_error}", err=True)
-    Protocol(game, lambda: Brain(game, search, sims), _say, load_error).run(sys.stdin)
+    Protocol(game, think, _say, load_error).run(sys.stdin)
 
 
-def _network_search(game, model_text, registry_dir, device, config):
-    """search(state [S] int16, simulations) -> (action, value): one analysis with the game's search settings."""
-    from shared.players.analysis import analyze_states, choose_model, load_network_evaluator
+def _network_think(game, model_text, registry_dir, device, search):
+    """think(state [S] int16, seconds or None) -> TimedAnalysis: the timed analysis with the model's network and
+    the SearchConfig `search` (its simulations are the node budget)."""
+    from shared.players.analysis import choose_model, load_network_evaluator
+    from shared.players.timed_analysis import timed_analysis, warm_up
 
     model = choose_model(game, model_text, registry_dir)
     if model.note:
         click.echo(f"note: {model.note}", err=True)
     evaluate = load_network_evaluator(model.path, game, device)
 
-    def search(state, simulations: int):
-        analysis = analyze_states(game, evaluate, state[None], search=config.match_search_config(simulations),
-                                  top_k=1, pv_depth=1)[0]
-        return analysis.action, analysis.value
+    def think(state: np.ndarray, seconds: float | None) -> TimedAnalysis:
+        return timed_analysis(game, evaluate, state[None], search=search, seconds=seconds, top_k=1, pv_depth=1)
 
-    search(game.initial_states(1)[0], 2)   # warm-up: the first network calls are slow; not on the clock
-    return search
+    warm_up(game, evaluate, search)         # the first searches are slow; not on the clock
+    return think

@@ -119,7 +119,8 @@ def run_game(session, hint: bool) -> bool:
 
 def finish_game(session, finished: bool, players: tuple[str, str], save: Path | None) -> None:
     """The final board with the winning line marked, ONE end message, the game record, and --save."""
-    from cli.game_record import mark_cells, winning_line, write_record
+    from cli.game_record import mark_cells, write_record
+    from shared.games.winning_line import winning_line
     from shared.games.base import F_WINNER
 
     game, state = session.game, session.state

@@ -10,8 +10,8 @@ in its own `__init__`:
                         SelfPlayConfig, opening_set
     shared.players      player (Player, RandomPlayer, MCTSPlayer, PureMCTSPlayer), arena (play_match),
                         spec (parse_player_spec, resolve_model, build_player), match (play_match_chunk,
-                        evaluate_players), analysis (analyze_states, analyze_move_strings), positions
-                        (position_from_moves, illegal_move_reason, parse_one_move)
+                        evaluate_players), analysis (analyze_states), timed_analysis (timed_analysis,
+                        analyze_move_strings), positions (position_from_moves, illegal_move_reason, parse_one_move)
     shared.network      PolicyValueNet, NetworkSpec, default_network_spec (the one network-size table),
                         create_model, save_model, load_model, TorchEvaluator; training (train_step, ...);
                         onnx_export (export_onnx)

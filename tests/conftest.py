@@ -31,7 +31,7 @@ INTEGRATION_FILES = {
     "cli/test_analyze.py": "analysis at full simulation counts with the shipped models",
     "cli/test_eval.py": "matches over several processes, and the gate against eval",
     "cli/test_bench_tactics.py": "the tactics benchmark on solver-labelled positions",
-    "cli/test_bench_vcf.py": "the VCF labeller against its step-based reference on whole boards",
+    "cli/test_bench_vcf.py": "the VCF tactics benchmark end to end with the shipped model",
 }
 
 #: The files that take longest (minutes each on 2 cores), longest first.

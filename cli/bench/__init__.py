@@ -2,7 +2,7 @@
 
     zeroforge bench selfplay --game connect4 --games 128 --sims 32 --moves 8 [--overlap both] [--json]
     zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
-    zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept, cli.bench.tactics)
+    zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept: shared.players.tactics)
     zeroforge bench tactics --game othello --empties 10-16               (solved endgames)
 
 The logic lives in cli.bench.selfplay; this module parses options and prints.
@@ -199,8 +199,8 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     the rules; with --vcf, VCF attack and VCF defence, labelled by brute force. Where the game has a solver at the
     root of the players (Gomoku, Othello; Connect Four from 200 simulations), each model is measured with it and
     by its search alone."""
-    from cli.bench.tactics import format_line_tactics, format_tactics, line_tactics, solved_tactics
-    from cli.bench.vcf_tactics import format_vcf_tactics, vcf_tactics
+    from cli.bench.tactics import format_line_tactics, format_tactics, format_vcf_tactics
+    from shared.players.tactics import line_tactics, solved_tactics, vcf_tactics
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
     from shared.players.analysis import choose_model, load_network_evaluator

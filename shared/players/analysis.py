@@ -4,7 +4,7 @@ principal variation.
     model = choose_model(game, model_text, registry_dir)       # --model, else best (shipped when there is none)
     evaluate = load_network_evaluator(model.path, game)
     search = GatekeeperConfig(...).match_search_config(200)     # the players' one search configuration
-    results = analyze_move_strings(game, evaluate, ["1 4 2 5", "zz", ""], search=search, top_k=5)
+    analyses = analyze_states(game, evaluate, states, search=search, top_k=5)   # states [B, S] int16
 
 Every position is searched by ONE BatchedMCTS.search call over all valid positions at once (the batch
 dimension), without root noise; the chosen move is the most visited one (temperature 0; ties go to the
@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from shared.games.base import Game, GameError
+from shared.games.base import Game
 from shared.players.positions import position_from_moves, side_names
 from shared.players.spec import PlayerSpec, PlayerSpecError, ResolvedModel, parse_player_spec, resolve_model
 from shared.search.mcts import BatchedMCTS
 from shared.search.root_solver import root_solver_moves
 from shared.search.types import Evaluator, SearchConfig
 
-__all__ = ["AnalysisError", "MoveStat", "PositionAnalysis", "analyze_move_strings", "analyze_states",
+__all__ = ["AnalysisError", "MoveStat", "PositionAnalysis", "analyze_states",
            "choose_model", "choose_model_path", "format_analysis", "load_network_evaluator",
            "position_from_moves", "side_names"]
 
@@ -126,8 +126,9 @@ def _ranked_actions(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.
 def _chosen_moves(game: Game, states: np.ndarray, result, rankings: list[list[int]], root_solver: bool,
                   simulations: int) -> list[int]:
     """The move of each root: a proven win if there is one, else the best-ranked move not proven to lose, else
-    (all lost) the best-ranked move that does not lose at once (the rule of shared.search.policy.choose_moves,
-    without its random tie-break), then, when root_solver is set, the game's root solver
+    (all lost) the best-ranked move that does not lose at once (the rule of
+    shared.search.action_selection.choose_moves, without its random tie-break), then, when root_solver is set,
+    the game's root solver
     (shared.search.root_solver: VCF and quiet threats in Gomoku, exact endgames in Othello)."""
     chosen = []
     for row, ranked in enumerate(rankings):
@@ -207,26 +208,6 @@ def analyze_states(game: Game, evaluate: Evaluator, states: np.ndarray, *, searc
         analyses.append(PositionAnalysis(first[row], game.action_to_str(first[row]), float(result.root_value[row]),
                                          to_move, colour, tops[row], pv, game.moves_to_str(pvs[row])))
     return analyses
-
-
-def analyze_move_strings(game: Game, evaluate: Evaluator, move_strings: list[str], *, search: SearchConfig,
-                         top_k: int = DEFAULT_TOP_K, seed: int = 0, model: str | None = None
-                         ) -> list[dict[str, Any]]:
-    """One JSON-ready dict per move string, in order: the analysis, or {"moves", "error"} for a string that
-    cannot be parsed or played or whose game is over. All valid positions are searched in one batch."""
-    answers: list[dict[str, Any] | None] = [None] * len(move_strings)
-    valid_rows, valid_states = [], []
-    for row, text in enumerate(move_strings):
-        try:
-            valid_states.append(position_from_moves(game, text))
-            valid_rows.append(row)
-        except GameError as exc:
-            answers[row] = {"moves": text, "error": " ".join(str(exc).split())}
-    if valid_states:
-        analyses = analyze_states(game, evaluate, np.stack(valid_states), search=search, top_k=top_k, seed=seed)
-        for row, analysis in zip(valid_rows, analyses):
-            answers[row] = analysis.to_dict(move_strings[row], model)
-    return answers
 
 
 def format_analysis(game: Game, state: np.ndarray, analysis: PositionAnalysis, model: str | None = None) -> str:

@@ -8,7 +8,8 @@ import pytest
 
 from cli.analyze import analyze
 from shared.search import SearchConfig
-from shared.players.analysis import DEFAULT_PV_DEPTH, analyze_move_strings, analyze_states, choose_model_path, load_network_evaluator
+from shared.players.analysis import DEFAULT_PV_DEPTH, analyze_states, choose_model_path, load_network_evaluator
+from shared.players.timed_analysis import analyze_move_strings
 from shared.games import make_game
 from shared.players.spec import PlayerSpecError
 from tests.cli.conftest import one_line_error
@@ -106,6 +107,26 @@ def test_positions_from_stdin(runner, tiny_models):
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert [a["moves"] for a in answers] == ["4453", "44444444"]
     assert "move" in answers[0] and answers[1]["error"] == "move 7: column 4 is full after move 6"
+
+
+def test_a_time_budget_with_sims_as_the_node_cap(runner, tiny_models, tmp_path):
+    model = str(tiny_models["tictactoe"])
+    args = ["--game", "tictactoe", "--moves", "1 4 2 5", "--model", model, "--sims", "5000", "--time", "0.5"]
+    answer = _json(runner.invoke(analyze, [*args, "--json"]))
+    assert answer["move"] == "3" and 1 <= answer["simulations"] < 5000 and answer["seconds"] <= 5.0
+    capped = _json(runner.invoke(analyze, [*args[:-4], "--sims", "20", "--time", "60", "--json"]))
+    assert capped["simulations"] == 20                                   # --sims caps a roomy time budget
+    text = runner.invoke(analyze, args)
+    assert text.exit_code == 0 and "simulations in" in text.output and "time budget 0.5 s, at most 5000" in text.output
+    path = tmp_path / "positions.txt"
+    path.write_text("1 4 2 5\n1 1\n")
+    result = runner.invoke(analyze, ["--game", "tictactoe", "--positions", str(path), "--model", model, "--sims",
+                                     "20", "--time", "60"])
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[0]["simulations"] == 20 and "seconds" in answers[0] and set(answers[1]) == {"moves", "error"}
+    for bad in ("0", "-1", "soon"):                                      # click's usage error, as for --sims
+        refused = runner.invoke(analyze, [*args[:-1], bad])
+        assert refused.exit_code == 2 and "Invalid value for '--time'" in refused.output
 
 
 class CountingEvaluator:

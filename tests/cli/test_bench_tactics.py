@@ -1,35 +1,14 @@
-"""`zeroforge bench tactics`: the keep-the-outcome rates on hand-made solver values, and the command end to end on a
-few late positions with the shipped Connect Four model."""
+"""`zeroforge bench tactics`: the command end to end on a few late positions with the shipped Connect Four model,
+Othello endgames and in-a-row tactics (the scores and positions are tested in tests/players/test_tactics_scores.py
+and tests/games/test_inarow_tactics.py)."""
 from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from cli import main
-from cli.bench.tactics import keep_report, line_tactic_positions, random_move_rates
-
-X = -2   # a full column
-
-
-def test_keep_report_counts_moves_that_keep_the_best_value() -> None:
-    values = np.array([
-        [1, -1, -1, X, -1, -1, -1],     # won, critical: only column 1 wins
-        [1, 1, 1, 1, 1, 1, 1],          # won, every move wins: not critical
-        [0, -1, 0, X, X, X, X],         # drawn, critical
-        [0, 0, 0, 0, 0, 0, 0],          # drawn, not critical
-    ], np.int64)
-    report = keep_report(values, np.array([0, 3, 1, 6]))        # keeps, keeps, loses the draw, keeps
-    assert (report["all"]["hits"], report["all"]["total"]) == (3, 4)
-    assert (report["critical"]["hits"], report["critical"]["total"]) == (1, 2)
-    assert (report["won"]["hits"], report["won"]["total"]) == (2, 2)
-    assert (report["drawn"]["hits"], report["drawn"]["total"]) == (1, 2)
-    random = random_move_rates(values)
-    assert random["random_move"] == pytest.approx((1 / 6 + 1 + 2 / 3 + 1) / 4)
-    assert random["random_move_critical"] == pytest.approx((1 / 6 + 2 / 3) / 2)
-    assert 0 <= report["all"]["ci_low"] < 0.75 < report["all"]["ci_high"] <= 1
 
 
 def test_bench_tactics_plays_each_model_on_the_same_solved_positions(tmp_path) -> None:
@@ -78,19 +57,6 @@ def test_bench_tactics_on_othello_endgames_measures_the_search_with_and_without_
                                      "2", "--empties", "6-8", "--sims", "4"])
     assert text.exit_code == 0, text.output
     assert "(its search alone)" in text.output and "with 6-8 empty squares" in text.output
-
-
-def test_line_tactic_positions_are_what_their_kind_says() -> None:
-    from shared.games import make_game
-
-    game = make_game("gomoku-6x6-4")
-    states, kinds, outcomes = line_tactic_positions(game, 20, np.random.default_rng(0))
-    assert states.shape == (40, game.state_size) and (kinds == 0).sum() == 20 and (kinds == 1).sum() == 20
-    assert not game.is_terminal(states).any()
-    np.testing.assert_array_equal(outcomes, np.where(game.legal_mask(states), game.move_outcomes(states), -2))
-    assert (outcomes[kinds == 0] == 1).any(axis=1).all()
-    block = outcomes[kinds == 1]
-    assert not (block == 1).any() and (block == -1).any(axis=1).all() and (block == 0).any(axis=1).all()
 
 
 def test_bench_tactics_on_an_in_a_row_game_reports_both_kinds() -> None:

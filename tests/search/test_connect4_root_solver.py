@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cli.bench.tactics import critical_rows, random_endgame
+from shared.games.random_positions import random_endgame
+from shared.players.tactics_scores import critical_rows
 from shared.games import make_game
 from shared.players.analysis import analyze_states
 from shared.players.player import MCTSPlayer

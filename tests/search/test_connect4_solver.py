@@ -7,7 +7,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from cli.bench.tactics import random_position
+from shared.games.random_positions import random_position
 from shared.games import make_game
 from shared.games.connect4.solver import DRAW, ILLEGAL, LOSS, UNKNOWN, WIN, Connect4Solver, encode
 

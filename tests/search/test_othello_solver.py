@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cli.bench.tactics import random_endgame
+from shared.games.random_positions import random_endgame
 from shared.games import make_game
 from shared.games.base import F_DONE, F_PLAYER, F_WINNER, GameError
 from shared.players.analysis import analyze_states

@@ -1,4 +1,4 @@
-"""VCF positions for `zeroforge bench tactics --vcf` (in-a-row games), labelled by brute force over the rules.
+"""VCF positions of in-a-row games (for `zeroforge bench tactics --vcf`), labelled by brute force over the rules.
 
 A VCF ("victory by continuous fours") wins by fours alone: each attacker move leaves the attacker a five cell
 (a cell completing n in a row) and the defender none, so the defender must block that cell; the attacker wins
@@ -24,12 +24,9 @@ real games, so that threats build up) and never make five.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
-from typing import Any
 
 import numpy as np
 
-from cli.bench.tactics import kind_rate_lines, model_reports, rate
 from shared.games.base import F_PLAYER
 from shared.games.inarow import InARowGame
 from shared.games.lines import completion_cells
@@ -168,41 +165,3 @@ def vcf_tactic_positions(game: InARowGame, count: int, rng: np.random.Generator,
                 np.zeros((0, game.num_actions), bool), labelled)
     return (np.stack([r[0] for r in rows_out]), np.array([r[1] for r in rows_out], np.int64),
             np.stack([r[2] for r in rows_out]), labelled)
-
-
-def vcf_keep_report(kinds: np.ndarray, good: np.ndarray, chosen: np.ndarray) -> dict[str, Any]:
-    """Per kind, how often the chosen move is a good one: kinds [N] int64, good [N, A] bool, chosen [N] int64 ->
-    {kind name: Rate dict}."""
-    kept = good[np.arange(kinds.size), chosen]
-    return {name: asdict(rate(int(kept[kinds == k].sum()), int((kinds == k).sum())))
-            for k, name in enumerate(VCF_KINDS)}
-
-
-def vcf_tactics(game: InARowGame, models: list[tuple[str, Any]], search, *, positions: int, seed: int,
-                max_seconds: float = 3600.0) -> dict[str, Any]:
-    """`positions` positions of each VCF kind (vcf_tactic_positions), searched by each model (models: (label,
-    evaluator) pairs; SearchConfig `search`) as `analyze` plays -> per model the rates of vcf_keep_report (under
-    "models"), a random legal move's rates, and how the positions were found."""
-    rng = np.random.default_rng(seed)
-    started = time.perf_counter()
-    states, kinds, good, labelled = vcf_tactic_positions(game, positions, rng, max_seconds=max_seconds)
-    legal = np.zeros_like(good)
-    if states.shape[0]:
-        legal = game.legal_mask(states)
-    share = good.sum(axis=1) / np.maximum(legal.sum(axis=1), 1)
-    report = {"game": game.name, "positions": int(states.shape[0]), "labelled": labelled, "depth": VCF_DEPTH,
-              "simulations": search.num_simulations, "seed": seed,
-              **{f"random_move_{name}": float(share[kinds == k].mean()) if (kinds == k).any() else float("nan")
-                 for k, name in enumerate(VCF_KINDS)},
-              "sample_seconds": round(time.perf_counter() - started, 3)}
-    report["models"] = (model_reports(game, models, states, search, seed,
-                                      lambda chosen: vcf_keep_report(kinds, good, chosen))
-                        if states.shape[0] else [])
-    return report
-
-
-def format_vcf_tactics(report: dict[str, Any]) -> str:
-    """The report of vcf_tactics as a few lines of text."""
-    return "\n".join(kind_rate_lines(report, VCF_KINDS) + [
-        f"positions: {report['positions']} of {report['labelled']} labelled (VCF within {report['depth']} attacker "
-        f"moves, brute force over the rules); sampling {report['sample_seconds']:.1f} s"])
