@@ -98,7 +98,7 @@ def _elo(value: float | None) -> str:
 def curves_markdown(records: list[GenerationMetrics], png: Path | None, title: str) -> str:
     """Markdown of the artifact: a table of the newest TABLE_ROWS generations (short headers, scores to 3
     decimals, whole Elo, so that it fits the Prefect UI) and the PNG inlined."""
-    rows = ["| gen | games/s | pos/s | length | loss | window | gate score [95% CI] | promoted "
+    rows = ["| gen | games/s | pos/s | length | loss | window | gate [95% CI] | promoted "
             "| anchor Elo [95% CI] |", "|---|---|---|---|---|---|---|---|---|"]
     for r in records[-TABLE_ROWS:]:
         gate = "-" if r.gate_score is None else \
