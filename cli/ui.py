@@ -93,7 +93,12 @@ def ui(data_dir: Path | None, port: int | None, games: tuple[str, ...], config_f
                                "UI); choose another --port, or omit it to get a free one")
     api = f"{ui_url(UI_HOST, port)}/api"
     prefect = shutil.which("prefect") or str(Path(sys.executable).with_name("prefect"))
-    proc = subprocess.Popen([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)],
+    # The browser's pages call the API at the UI's own address; Prefect would derive it from its port setting
+    # (4200), not from --port, and a UI on another port would then read another server's runs.
+    server_env = dict(os.environ)
+    if not {"PREFECT_UI_API_URL", "PREFECT_SERVER_UI_API_URL"} & set(server_env):
+        server_env["PREFECT_SERVER_UI_API_URL"] = api
+    proc = subprocess.Popen([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)], env=server_env,
                             stdout=subprocess.PIPE, text=True, errors="replace")
     forward_without_banner(proc.stdout, sys.stdout)   # Prefect's `prefect config set` advice is wrong here
     children = [proc]

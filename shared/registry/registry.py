@@ -340,12 +340,15 @@ class ModelRegistry:
             return None
         if record.status in WAS_BEST:
             return f"was best before (status {record.status}; the best now is {best})"
-        parent, seen = self.get(best).parent, set()
-        while parent is not None and parent not in seen:
-            if parent == record.version:
+        version, seen = best, set()
+        while version is not None and version not in seen:   # up the lineage; a damaged record ends it
+            seen.add(version)
+            try:
+                version = self.get(version).parent
+            except RegistryError:
+                return None
+            if version == record.version:
                 return f"is an ancestor of the best {best}"
-            seen.add(parent)
-            parent = self.get(parent).parent
         return None
 
     def reject(self, version: str | int, reason: str, *, force: bool = False,
