@@ -8,14 +8,18 @@ has its promotion refused by the registry's compare-and-swap.
 
 A refused change (an unknown version, a version the registry will not move best to, another data directory)
 ends the flow run in a Failed state whose message is the registry's one-line reason: the run's log then
-holds that line (Prefect's "Finished in state Failed(...)"), not a traceback.
+holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. (Run from a deployment, Prefect's
+engine also re-raises the failure and logs it with its traceback, "Engine execution exited with unexpected
+exception"; RefusalLogFilter drops that record for these refusals only.)
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.exceptions import FailedRun
 from prefect.states import Failed, State
 
 from flows.naming import run_name
@@ -25,6 +29,23 @@ from shared.registry import ModelRegistry, RegistryError
 
 #: Who the registry's history names for changes made through these flows.
 UI_ACTOR = "prefect-ui"
+#: How the message of a refused change's Failed state starts.
+REFUSED = ("rollback refused: ", "promotion refused: ")
+
+
+class RefusalLogFilter(logging.Filter):
+    """Drops the log records that carry a refused change of these flows as an exception (Prefect's engine
+    re-raising the Failed state as FailedRun): the Failed state's message already says it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, FailedRun) and str(error).startswith(REFUSED))
+
+
+#: Prefect logs a flow run's engine errors on this logger (prefect.logging.loggers.flow_run_logger).
+_FLOW_RUN_LOGGER = logging.getLogger("prefect.flow_runs")
+if not any(isinstance(f, RefusalLogFilter) for f in _FLOW_RUN_LOGGER.filters):
+    _FLOW_RUN_LOGGER.addFilter(RefusalLogFilter())
 
 
 def open_registry(data_dir: str, game: str) -> ModelRegistry:
@@ -73,7 +94,7 @@ def rollback_flow(data_dir: str, game: str, version: str | None = None,
         target = previous_best(registry) if version is None else version
         entry = registry.rollback(target, reason, by=UI_ACTOR)
     except (RegistryError, ValueError) as exc:
-        return Failed(message=f"rollback refused: {exc}")
+        return Failed(message=f"{REFUSED[0]}{exc}")
     return _report(get_run_logger(), "rolled back to", game, entry, registry, target)
 
 
@@ -87,5 +108,5 @@ def promote_flow(data_dir: str, game: str, version: str, reason: str = "promoted
         registry = open_registry(data_dir, game)
         entry = registry.promote(version, reason, force=force, by=UI_ACTOR)
     except (RegistryError, ValueError) as exc:
-        return Failed(message=f"promotion refused: {exc}")
+        return Failed(message=f"{REFUSED[1]}{exc}")
     return _report(get_run_logger(), "promoted", game, entry, registry, version)

@@ -106,6 +106,16 @@ def _logs(api: str, run_id: str) -> str:
     return "\n".join(entry["message"] for entry in logs)[-3000:]
 
 
+def _finished_log(api: str, run_id: str, timeout_s: float = 60) -> str:
+    """The log of finished flow run `run_id` once its last line ("Finished in state ...") has reached the server
+    (a run's log lines are sent in batches, after its state)."""
+    deadline = time.monotonic() + timeout_s
+    while "Finished in state" not in (log := _logs(api, run_id)):
+        assert time.monotonic() < deadline, f"the log of flow run {run_id} has no 'Finished in state' line: {log}"
+        time.sleep(1)
+    return log
+
+
 def _wait_for_run(api: str, run_id: str, timeout_s: float = 180) -> dict[str, Any]:
     """The flow run `run_id` once it has finished (completed, failed or crashed)."""
     deadline = time.monotonic() + timeout_s
@@ -117,14 +127,14 @@ def _wait_for_run(api: str, run_id: str, timeout_s: float = 180) -> dict[str, An
 
 @dataclass
 class ServedRun:
-    """A `zeroforge ui` on `data` with two generations trained: the first by `zeroforge run` (its output in
-    `run_stdout`), the second by a run of the served `run` deployment (`from_ui`, the finished flow run)."""
+    """A `zeroforge ui` on `data` with two generations trained: the first by `zeroforge run` (its terminal output,
+    stdout then stderr, in `run_output`), the second by a run of the served `run` deployment (`from_ui`, the finished flow run)."""
     ui: subprocess.Popen
     api: str
     data: Path
     prefix: str
     deployments: dict[str, dict[str, Any]]
-    run_stdout: str
+    run_output: str
     from_ui: dict[str, Any]
 
 
@@ -144,7 +154,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedRun]:
                         {"parameters": {"generations": 1}})
         done = _wait_for_run(api, from_ui["id"], timeout_s=600)
         assert done["state"]["type"] == "COMPLETED", _logs(api, done["id"])
-        yield ServedRun(ui, api, data, f"{GAME}-{run_identity(data, create=False)}", deployments, run.stdout, done)
+        yield ServedRun(ui, api, data, f"{GAME}-{run_identity(data, create=False)}", deployments,
+                        run.stdout + run.stderr, done)
     finally:
         _stop(ui)
 
@@ -241,8 +252,10 @@ def test_ui_per_data_directory_with_runs_artifacts_and_rollback(served: ServedRu
         assert deployment["parameters"]["data_dir"] == str(first) and deployment["parameters"]["game"] == GAME
     assert deployments["run"]["parameters"]["settings"] == TINY[1::2]   # the ui's --set values
 
-    assert f"prefect: reporting to {api1}" in served.run_stdout   # found its directory's server by itself
-    assert re.search(r"gen 1 gate \d+ vs \d+: .* -> (PROMOTE|reject) \(.+\)", served.run_stdout), served.run_stdout
+    assert f"prefect: reporting to {api1}" in served.run_output   # found its directory's server by itself
+    # the terminal's gate line says why: "gen 1 gate 000002 vs 000001: W/D/L ... -> PROMOTE (score 0.450 above 0.01)"
+    assert re.search(r"gen 1 gate \d+ vs \d+: W/D/L .* -> (PROMOTE|reject) \((score|interval|all \d+ games drawn)",
+                     served.run_output), served.run_output[-3000:]
     assert served.from_ui["name"] == f"{prefix}-run"
     assert [v.generation for v in ModelRegistry(DataLayout(first, GAME).registry_dir).list()] == [0, 1, 2]
 
@@ -291,7 +304,7 @@ def test_ui_per_data_directory_with_runs_artifacts_and_rollback(served: ServedRu
                          {"parameters": parameters})
         done = _wait_for_run(api1, flow_run["id"])
         assert done["state"]["type"] == "FAILED" and done["state"]["message"].startswith(reason), done["state"]
-        log = _logs(api1, done["id"])
+        log = _finished_log(api1, done["id"])
         assert "Traceback" not in log and log.count(reason) == 1, log
         assert [line for line in log.splitlines() if reason in line][0].startswith("Finished in state Failed("), log
     assert registry.history() == history and registry.best_version() == promoted[-2]

@@ -80,3 +80,24 @@ def test_a_refused_ui_change_fails_with_the_registrys_one_line_reason(tmp_path: 
         assert state.is_failed() and state.message.startswith(reason), (what, state.message)
         assert "\n" not in state.message, what
     assert registry.history() == history and registry.best_version() == "000002"
+
+
+def test_prefects_traceback_of_a_refusal_is_dropped_from_the_flow_run_log() -> None:
+    import logging
+
+    from prefect.exceptions import FailedRun
+    from prefect.logging.loggers import get_logger
+
+    from flows.registry_ops import REFUSED, RefusalLogFilter
+
+    def record(error: BaseException | None) -> logging.LogRecord:
+        exc_info = (type(error), error, None) if error else None
+        return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1,
+                                 "Engine execution exited with unexpected exception", None, exc_info)
+
+    assert any(isinstance(f, RefusalLogFilter) for f in get_logger("prefect.flow_runs").filters)
+    refusal = RefusalLogFilter()
+    assert not refusal.filter(record(FailedRun(f"{REFUSED[0]}unknown model version 000042")))
+    assert refusal.filter(record(FailedRun("a pipeline run failed")))           # other failures keep their trace
+    assert refusal.filter(record(RuntimeError(f"{REFUSED[1]}not a Failed state")))
+    assert refusal.filter(record(None))
