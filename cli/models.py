@@ -132,7 +132,8 @@ def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
                    "is not 'promote'); recorded as forced.")
 @_with_registry
 def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
-    """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host)."""
+    """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host).
+    A version that was best before (or an ancestor of the best) is refused: going back is `models rollback`."""
     entry = registry.promote(version, reason, force=force)
     _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
 

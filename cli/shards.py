@@ -5,8 +5,10 @@ map, a move-by-move replay), each view also as JSON.
     zeroforge shards show                                 # the newest shard of the game
     zeroforge shards show JOB_ID --index 3 --move 5       # a shard by job id (or file), game 3, move 5
     zeroforge shards show JOB_ID --index 3 --replay       # every move; Enter steps on a terminal
+    zeroforge shards show g3-sp0                          # a job by its short id: generation 3, job 0
 
-SHARD is a shard file or a self-play job id (found in the game's shard folders through the data layout).
+SHARD is a shard file, a self-play job id (found in the game's shard folders through the data layout) or its
+short form g<generation>-sp<index> (shared.shards.short_ids; `shards ls` shows it).
 Errors print one line `error: ...` on stderr and exit with code 2.
 """
 from __future__ import annotations
@@ -22,13 +24,15 @@ from cli.render import game_json, game_listing, shard_summary, summary_json, tex
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.shards import ShardError, read_shard, scan_shards
 from shared.shards.reader import ShardInfo
+from shared.shards.short_ids import parse_short_id, resolve_short_id, short_id
 
 _DATA_DIR_HELP = "Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data)."
 
 
 def _info_json(info: ShardInfo) -> dict:
     return {
-        "path": str(info.path), "job_id": info.job_id, "generation": info.generation, "games": info.num_games,
+        "path": str(info.path), "job_id": info.job_id, "short_id": short_id(info.job_id),
+        "generation": info.generation, "games": info.num_games,
         "positions": info.num_positions, "model_version": info.model_version, "created": info.created,
         "size_bytes": info.size_bytes, "game": info.game_name,
     }
@@ -82,9 +86,9 @@ def ls_command(directory: Path | None, as_json: bool, game_name: str | None, dat
     if as_json:
         click.echo(json.dumps([_info_json(i) for i in infos], indent=2))
         return
-    rows = [(i.generation, i.job_id, i.num_games, i.num_positions, i.model_version or "-", i.created[:19],
+    rows = [(i.generation, short_id(i.job_id) or "-", i.job_id, i.num_games, i.num_positions, i.model_version or "-", i.created[:19],
              f"{i.size_bytes / 1024:.0f}K", _relative(i.path, base)) for i in infos]
-    click.echo(text_table(["gen", "job", "games", "positions", "model", "created (UTC)", "size", "path"], rows))
+    click.echo(text_table(["gen", "short", "job", "games", "positions", "model", "created (UTC)", "size", "path"], rows))
     click.echo(f"{len(infos)} shards, {sum(i.num_games for i in infos)} games, "
                f"{sum(i.num_positions for i in infos)} positions" + (f", {len(scan.damaged)} unreadable" if scan.damaged else "")
                + f"; paths relative to {base}")
@@ -104,9 +108,14 @@ def _find_shard(shard: str | None, game_name: str | None, data_dir: Path | None)
                  f"play some with `zeroforge selfplay --game {layout.game_name} --generation 1`")
         return infos[-1].path
     found = layout.find_shard(shard)
+    if found is None and parse_short_id(shard) is not None:     # a short job id: g<generation>-sp<index>
+        infos = scan_shards(layout.shards_dir).infos if layout.shards_dir.is_dir() else []
+        job = resolve_short_id(shard, (i.job_id for i in infos))
+        found = next(i.path for i in reversed(infos) if i.job_id == job)
     if found is None:
         fail(f"no shard file {shard!r} and no shard of job {shard!r} under {layout.shards_dir}; "
-             "see `zeroforge shards ls` for job ids and paths")
+             "give a job id, its short form (g<generation>-sp<index>, e.g. g3-sp0) or a file; "
+             "see `zeroforge shards ls`")
     return found
 
 
@@ -171,7 +180,8 @@ def _show_game(game, shard, index: int, move: int | None, replay: bool, as_json:
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), help=_DATA_DIR_HELP)
 def show_command(shard: str | None, game_index: int | None, move: int | None, replay: bool, all_games: bool,
                  as_json: bool, game_name: str | None, data_dir: Path | None) -> None:
-    """Summarise SHARD (a shard file or a self-play job id; default: the newest shard); --index K lists game K,
+    """Summarise SHARD (a shard file, a self-play job id or its short form g<generation>-sp<index> as `shards ls`
+    shows it, e.g. g3-sp0; default: the newest shard); --index K lists game K,
     --move M shows one move's heat map, --replay steps through the game."""
     if (move is not None or replay) and game_index is None:
         fail(f"{'--move M' if move is not None else '--replay'} needs --index K (the game to show)")

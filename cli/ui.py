@@ -21,6 +21,7 @@ import click
 from cli.common import load_pipeline_config
 from cli.local_workers import stop_processes
 from cli.run import check_data_dir, raise_on_sigterm
+from cli.server_output import forward_without_banner
 from flows.prefect_env import (UI_DATA_DIR_ENV, UI_HOST, choose_ui_port, configure_prefect, forget_ui_server,
                                port_is_free, record_ui_server, recorded_ui_server, server_is_up, ui_url)
 from shared.layout import LayoutError, data_id, default_data_root, games_in_data_root
@@ -92,7 +93,14 @@ def ui(data_dir: Path | None, port: int | None, games: tuple[str, ...], config_f
                                "UI); choose another --port, or omit it to get a free one")
     api = f"{ui_url(UI_HOST, port)}/api"
     prefect = shutil.which("prefect") or str(Path(sys.executable).with_name("prefect"))
-    proc = subprocess.Popen([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)])
+    # The browser's pages call the API at the UI's own address; Prefect would derive it from its port setting
+    # (4200), not from --port, and a UI on another port would then read another server's runs.
+    server_env = dict(os.environ)
+    if not {"PREFECT_UI_API_URL", "PREFECT_SERVER_UI_API_URL"} & set(server_env):
+        server_env["PREFECT_SERVER_UI_API_URL"] = api
+    proc = subprocess.Popen([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)], env=server_env,
+                            stdout=subprocess.PIPE, text=True, errors="replace")
+    forward_without_banner(proc.stdout, sys.stdout)   # Prefect's `prefect config set` advice is wrong here
     children = [proc]
     # SIGTERM (systemd, kill) stops the server and the deployments like Ctrl-C, through the `finally` below
     signal.signal(signal.SIGTERM, raise_on_sigterm)
@@ -104,6 +112,8 @@ def ui(data_dir: Path | None, port: int | None, games: tuple[str, ...], config_f
             children.append(subprocess.Popen(_serve_command(data_dir, games, config_file, settings), env=serve_env))
         click.echo(f"\nPrefect UI: {ui_url(UI_HOST, port)}  (data directory {data_dir}, "
                    f"PREFECT_HOME={os.environ['PREFECT_HOME']})")
+        click.echo("zeroforge commands on this data directory find this server by themselves: no Prefect "
+                   "setting to change.")
         if games:
             click.echo(f"Deployments rollback, promote and run for {', '.join(games)}: Deployments page, "
                        "then Run > Custom run.")

@@ -21,7 +21,7 @@ from prefect.types.entrypoint import EntrypointType
 
 from cli.common import load_pipeline_config
 from cli.run import check_data_dir, check_run_settings, raise_on_sigterm, run_pipeline
-from flows.naming import name_prefix, run_name
+from flows.naming import deployment_name, name_prefix, run_name
 from flows.prefect_env import check_served_data_dir
 from flows.registry_ops import promote_flow, rollback_flow
 
@@ -51,7 +51,7 @@ def run_flow(data_dir: str, game: str, generations: int | None = None, config_fi
 def build_deployments(data_dir: Path, games: list[str], config_file: Path | None,
                       settings: tuple[str, ...]) -> list:
     """The RunnerDeployments of `rollback`, `promote` and `run` for each game in `games`, named
-    "<game>-<identity>" (e.g. "tictactoe-3fa9c1"), with data_dir and game (and the ui's config file and
+    "<action> <game>-<identity>" (flows.naming.deployment_name, e.g. "rollback tictactoe-3fa9c1"), with data_dir and game (and the ui's config file and
     --set values for `run`) as parameter defaults."""
     deployments = []
     for game in games:
@@ -61,15 +61,17 @@ def build_deployments(data_dir: Path, games: list[str], config_file: Path | None
         tags = ["zeroforge", game, name]
         deployments += [
             rollback_flow.to_deployment(
-                name, parameters=where, tags=tags, entrypoint_type=EntrypointType.MODULE_PATH,
+                deployment_name("rollback", game, data_dir), parameters=where, tags=tags,
+                entrypoint_type=EntrypointType.MODULE_PATH,
                 description=f"Roll {game}'s best model under {data_dir} back (version empty: to the previous "
                             "promoted one); the next generation plays with it."),
             promote_flow.to_deployment(
-                name, parameters=where, tags=tags, entrypoint_type=EntrypointType.MODULE_PATH,
+                deployment_name("promote", game, data_dir), parameters=where, tags=tags,
+                entrypoint_type=EntrypointType.MODULE_PATH,
                 description=f"Make a version {game}'s best model under {data_dir}; the next generation plays "
                             "with it."),
             run_flow.to_deployment(
-                name, tags=tags, entrypoint_type=EntrypointType.MODULE_PATH,
+                deployment_name("run", game, data_dir), tags=tags, entrypoint_type=EntrypointType.MODULE_PATH,
                 parameters={**where, "generations": cfg.pipeline.generations,
                             "config_file": str(config_file) if config_file else None, "settings": list(settings)},
                 description=f"Train {game} on {data_dir} as `zeroforge run` does (Redis and local workers "

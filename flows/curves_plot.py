@@ -91,17 +91,22 @@ def _number(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _elo(value: float | None) -> str:
+    return "-" if value is None else f"{round(value):+d}"
+
+
 def curves_markdown(records: list[GenerationMetrics], png: Path | None, title: str) -> str:
-    """Markdown of the artifact: a table of the newest TABLE_ROWS generations and the PNG inlined."""
-    rows = ["| generation | games/s | positions/s | game length | loss | replay window | gate score [95% CI] "
-            "| promoted | anchor Elo [95% CI] |", "|---|---|---|---|---|---|---|---|---|"]
+    """Markdown of the artifact: a table of the newest TABLE_ROWS generations and the PNG inlined. The table
+    keeps to what fits the Prefect UI's artifact page (short headers, scores to 3 decimals, whole Elo);
+    positions per second and the replay window are in the metrics file and TensorBoard."""
+    rows = ["| gen | games/s | length | loss | gate [95% CI] | promoted | anchor Elo [95% CI] |",
+            "|---|---|---|---|---|---|---|"]
     for r in records[-TABLE_ROWS:]:
         gate = "-" if r.gate_score is None else \
             f"{r.gate_score:.3f} [{_number(r.gate_ci_low, '.3f')}, {_number(r.gate_ci_high, '.3f')}]"
         anchor = "-" if r.anchor_elo is None else \
-            f"{r.anchor_elo:+.0f} [{_number(r.anchor_elo_low, '+.0f')}, {_number(r.anchor_elo_high, '+.0f')}]"
-        rows.append(f"| {r.generation} | {_number(r.games_per_s, '.2f')} | {_number(r.positions_per_s, '.0f')} "
-                    f"| {_number(r.mean_game_length, '.1f')} | {_number(r.loss, '.4f')} "
-                    f"| {_number(r.replay_positions, 'd')} | {gate} | {'yes' if r.promoted else 'no'} | {anchor} |")
+            f"{_elo(r.anchor_elo)} [{_elo(r.anchor_elo_low)}, {_elo(r.anchor_elo_high)}]"
+        rows.append(f"| {r.generation} | {_number(r.games_per_s, '.2f')} | {_number(r.mean_game_length, '.1f')} "
+                    f"| {_number(r.loss, '.3f')} | {gate} | {'yes' if r.promoted else 'no'} | {anchor} |")
     shown = f" (the newest {TABLE_ROWS} of {len(records)})" if len(records) > TABLE_ROWS else ""
     return f"## {title}\n\nGenerations{shown}:\n\n" + "\n".join(rows) + png_markdown(png, "curves")

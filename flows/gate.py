@@ -127,13 +127,34 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
                        promote_all_draws=g.promote_all_draws)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = artifact_key(game, data_dir, "gate", generation)
-    create_table_artifact(key=key, table=[{k: report[k] for k in ("games", "wins", "draws", "losses", "score",
-                                                                      "ci_low", "ci_high", "elo", "elo_low",
-                                                                      "elo_high", "promote")}],
+    create_table_artifact(key=key, table=[gate_table_row(report)],
                           description=f"Gate of generation {generation}: {candidate} vs {best}")
     markdown = report_markdown(f"Generation {generation} gate: {candidate} vs {best}", report)
     create_markdown_artifact(key=f"{key}-report", markdown=markdown, description="gate report")
-    logger.info("gen %d gate %s vs %s: W/D/L %d/%d/%d, score %.3f [%.3f, %.3f], Elo %+.0f -> %s",
-                generation, candidate, best, report["wins"], report["draws"], report["losses"], report["score"],
-                report["ci_low"], report["ci_high"], report["elo"], "PROMOTE" if report["promote"] else "reject")
+    logger.info("%s", gate_line(report))
     return report
+
+
+def gate_table_row(report: dict[str, Any]) -> dict[str, Any]:
+    """The one row of the gate's table artifact: short column names and rounded figures (scores to 3 decimals,
+    Elo whole), so the table fits the Prefect UI. report: run_match's summary. Returns {column: value}."""
+    return {"games": report["games"], "W/D/L": f"{report['wins']}/{report['draws']}/{report['losses']}",
+            "score": round(float(report["score"]), 3),
+            "95% CI": f"{report['ci_low']:.3f}-{report['ci_high']:.3f}",
+            "Elo": _elo(report["elo"]), "Elo 95% CI": f"{_elo(report['elo_low'])} to {_elo(report['elo_high'])}",
+            "decision": "promote" if report["promote"] else "reject"}
+
+
+def gate_line(report: dict[str, Any]) -> str:
+    """The gate's terminal line, ending in the decision and why, e.g. "gen 3 gate 000004 vs 000003: W/D/L
+    0/400/0, score 0.500 [0.500, 0.500], Elo +0 -> PROMOTE (all 400 games drawn: gate.promote_all_draws)".
+    report: gate_flow's report (run_match's summary with "generation", "candidate" and "best")."""
+    decision = "PROMOTE" if report["promote"] else "reject"
+    return (f"gen {report['generation']} gate {report['candidate']} vs {report['best']}: W/D/L {report['wins']}/"
+            f"{report['draws']}/{report['losses']}, score {report['score']:.3f} [{report['ci_low']:.3f}, "
+            f"{report['ci_high']:.3f}], Elo {_elo(report['elo'])} -> {decision} ({report['why']})")
+
+
+def _elo(value: float) -> str:
+    """Elo as a whole signed number ("+34", "-5", "+0", never "-0")."""
+    return f"{round(value):+d}"

@@ -33,6 +33,12 @@ def name_prefix(game: str, data_dir: str | Path, create: bool = True) -> str:
     return f"{game}-{run_identity(data_dir, create)}"
 
 
+def deployment_name(action: str, game: str, data_dir: str | Path) -> str:
+    """The name of the `action` deployment (rollback, promote, run) `zeroforge ui` serves for `game` under
+    `data_dir`: what it does, then whose, e.g. "rollback tictactoe-3fa9c1", so the UI's deployment titles differ."""
+    return f"{action} {name_prefix(game, data_dir)}"
+
+
 def artifact_key(game: str, data_dir: str | Path, what: str, generation: int | None = None) -> str:
     """The Prefect artifact key of `what` (e.g. "gate", "strength") for this data directory and generation.
 

@@ -5,13 +5,22 @@ history records them as made by "prefect-ui".
 A change takes effect at the next generation: a running pipeline reads the best version at the start of
 each generation (flows/generation.py, initial_model_task), and a gate already running against the old best
 has its promotion refused by the registry's compare-and-swap.
+
+A refused change (an unknown version, a version the registry will not move best to, another data directory)
+ends the flow run in a Failed state whose message is the registry's one-line reason: the run's log then
+holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. (Run from a deployment, Prefect's
+engine also re-raises the failure and logs it with its traceback, "Engine execution exited with unexpected
+exception"; RefusalLogFilter drops that record for these refusals only.)
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.exceptions import FailedRun
+from prefect.states import Failed, State
 
 from flows.naming import run_name
 from flows.prefect_env import check_served_data_dir
@@ -20,6 +29,23 @@ from shared.registry import ModelRegistry, RegistryError
 
 #: Who the registry's history names for changes made through these flows.
 UI_ACTOR = "prefect-ui"
+#: How the message of a refused change's Failed state starts.
+REFUSED = ("rollback refused: ", "promotion refused: ")
+
+
+class RefusalLogFilter(logging.Filter):
+    """Drops the log records that carry a refused change of these flows as an exception (Prefect's engine
+    re-raising the Failed state as FailedRun): the Failed state's message already says it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, FailedRun) and str(error).startswith(REFUSED))
+
+
+#: Prefect logs a flow run's engine errors on this logger (prefect.logging.loggers.flow_run_logger).
+_FLOW_RUN_LOGGER = logging.getLogger("prefect.flow_runs")
+if not any(isinstance(f, RefusalLogFilter) for f in _FLOW_RUN_LOGGER.filters):
+    _FLOW_RUN_LOGGER.addFilter(RefusalLogFilter())
 
 
 def open_registry(data_dir: str, game: str) -> ModelRegistry:
@@ -59,21 +85,28 @@ def _report(logger, action: str, game: str, entry: dict[str, Any] | None, regist
 
 @flow(name="rollback", flow_run_name=run_name("rollback", create_identity=False))
 def rollback_flow(data_dir: str, game: str, version: str | None = None,
-                  reason: str = "rolled back from the UI") -> dict[str, Any]:
+                  reason: str = "rolled back from the UI") -> dict[str, Any] | State:
     """Point `game`'s best model under `data_dir` back at `version` (a previously promoted version; None: the
     newest promoted version older than the current best). Returns {"changed", "best", "previous_best"}
-    (versions as 6-digit strings). Fails with the registry's one-line reason when the rollback is refused."""
-    registry = open_registry(data_dir, game)
-    target = previous_best(registry) if version is None else version
-    return _report(get_run_logger(), "rolled back to", game, registry.rollback(target, reason, by=UI_ACTOR), registry,
-                   target)
+    (versions as 6-digit strings), or a Failed state with the registry's one-line reason when refused."""
+    try:
+        registry = open_registry(data_dir, game)
+        target = previous_best(registry) if version is None else version
+        entry = registry.rollback(target, reason, by=UI_ACTOR)
+    except (RegistryError, ValueError) as exc:
+        return Failed(message=f"{REFUSED[0]}{exc}")
+    return _report(get_run_logger(), "rolled back to", game, entry, registry, target)
 
 
 @flow(name="promote", flow_run_name=run_name("promote-{version}", create_identity=False))
 def promote_flow(data_dir: str, game: str, version: str, reason: str = "promoted from the UI",
-                 force: bool = False) -> dict[str, Any]:
-    """Make `version` the best model of `game` under `data_dir` (a rejected version only with `force`).
-    Returns {"changed", "best", "previous_best"}; fails with the registry's one-line reason when refused."""
-    registry = open_registry(data_dir, game)
-    entry = registry.promote(version, reason, force=force, by=UI_ACTOR)
+                 force: bool = False) -> dict[str, Any] | State:
+    """Make `version` the best model of `game` under `data_dir` (a rejected version only with `force`; a version
+    that was best before is refused: that is a rollback). Returns {"changed", "best", "previous_best"}, or a
+    Failed state with the registry's one-line reason when refused."""
+    try:
+        registry = open_registry(data_dir, game)
+        entry = registry.promote(version, reason, force=force, by=UI_ACTOR)
+    except (RegistryError, ValueError) as exc:
+        return Failed(message=f"{REFUSED[1]}{exc}")
     return _report(get_run_logger(), "promoted", game, entry, registry, version)

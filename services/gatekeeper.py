@@ -45,8 +45,8 @@ def chunk_game_scores(chunks: list[dict[str, Any]]) -> np.ndarray:
 def summarize_match(chunks: list[dict[str, Any]], rule: str, threshold: float,
                     promote_all_draws: bool = False) -> dict[str, Any]:
     """Merge match_job results into one report: W/D/L, score, 95% CI over pair scores, Elo, decision
-    (shared.stats.decide_promotion with these rule arguments)."""
+    (shared.stats.decide_promotion with these rule arguments: "promote", "reason", and "why", its short cause)."""
     stats = evaluate_pairs(chunk_game_scores(chunks))
     decision = decide_promotion(stats, rule, threshold, promote_all_draws)
-    return {**stats.to_dict(), "promote": bool(decision.promote), "reason": decision.reason,
+    return {**stats.to_dict(), "promote": bool(decision.promote), "reason": decision.reason, "why": decision.why,
             "rule": rule, "threshold": threshold}

@@ -56,8 +56,11 @@ class EvalStats:
 
 @dataclass(frozen=True)
 class Decision:
+    """A gate decision: promote or not; `why`, the short cause a gate line prints (e.g. "score 0.470 not above
+    0.55"); `reason`, `why` followed by the match's figures, as the registry records it."""
     promote: bool
     reason: str
+    why: str
 
 
 def _to_quarters(pair_scores: np.ndarray) -> np.ndarray:
@@ -190,18 +193,20 @@ def decide_promotion(stats: EvalStats, rule: str, threshold: float, promote_all_
     and the candidate has trained on more data (for games whose good players always draw, tic-tac-toe,
     where otherwise the best stops changing once two players draw everything)."""
     _check_rule(rule, threshold)
-    value, label = (stats.ci_low, "ci_low") if rule == "ci_low_above" else (stats.score, "score")
-    promote = value > threshold
     summary = (
         f"score {stats.score:.3f} [{stats.ci_low:.3f}, {stats.ci_high:.3f}] over {stats.games} games "
         f"(+{stats.wins} ={stats.draws} -{stats.losses}), "
         f"Elo {stats.elo:+.0f} [{stats.elo_low:+.0f}, {stats.elo_high:+.0f}]"
     )
+    if rule == "ci_low_above":
+        promote = stats.ci_low > threshold
+        why = f"interval {stats.ci_low:.3f}-{stats.ci_high:.3f} {'above' if promote else 'not above'} {threshold}"
+    else:
+        promote = stats.score > threshold
+        why = f"score {stats.score:.3f} {'above' if promote else 'not above'} {threshold}"
     if not promote and promote_all_draws and stats.draws == stats.games:
-        return Decision(promote=True, reason=f"every game drawn, promoted as the newer network "
-                                             f"(gate.promote_all_draws): {summary}")
-    verdict = ">" if promote else "<="
-    return Decision(promote=promote, reason=f"{label} {value:.3f} {verdict} {threshold}: {summary}")
+        promote, why = True, f"all {stats.games} games drawn: gate.promote_all_draws"
+    return Decision(promote=promote, reason=f"{why}; {summary}", why=why)
 
 
 def _completion_moments(partial: np.ndarray, remaining: int) -> tuple[np.ndarray, np.ndarray]:

@@ -307,6 +307,8 @@ class ModelRegistry:
         best still is that version, else BestChangedError (nothing changes). by: who promotes, recorded in the
         history (None: "<user>@<host>"; the gate passes "gate"). Returns the history entry, or None when
         `version` already is best (nothing changes, so retried flows are harmless).
+        A version that was best before (promoted or retired) or is an ancestor of the best is refused with a
+        RegistryError, force or not: going back to it is a rollback (`rollback`, which retires the best).
         """
         actor = resolve_actor(by)
         with self._acquire():
@@ -319,12 +321,35 @@ class ModelRegistry:
                     f"best changed from {expected_best or 'none'} to {current or 'none'} while {record.version} "
                     "was evaluated against it; not promoted"
                 )
+            backwards = self._going_back(record, current)
+            if backwards:
+                raise RegistryError(f"version {record.version} {backwards}, so making it best again is a rollback: "
+                                    f"run `zeroforge models rollback {record.version}` (or the UI's rollback "
+                                    f"deployment), which records it as one and retires {current}")
             ungated = _why_ungated(record, current)
             if ungated and not force:
                 raise RegistryError(f"version {record.version} {ungated}; promote it with --force if you mean it "
                                     "(it is then recorded as forced)")
             return self._move_best(record, "promote", reason, forced=ungated is not None, by=actor,
                                    retire_previous=False)
+
+    def _going_back(self, record: ModelVersion, best: str | None) -> str | None:
+        """Why making `record` best would go back rather than forward (it was best before, or the best `best` was
+        trained from it), None when it would not; `record` is not `best`."""
+        if best is None:
+            return None
+        if record.status in WAS_BEST:
+            return f"was best before (status {record.status}; the best now is {best})"
+        version, seen = best, set()
+        while version is not None and version not in seen:   # up the lineage; a damaged record ends it
+            seen.add(version)
+            try:
+                version = self.get(version).parent
+            except RegistryError:
+                return None
+            if version == record.version:
+                return f"is an ancestor of the best {best}"
+        return None
 
     def reject(self, version: str | int, reason: str, *, force: bool = False,
                by: str | None = None) -> dict[str, Any] | None:

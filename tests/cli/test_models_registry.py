@@ -149,3 +149,14 @@ def test_models_strength_reads_the_metrics_file_and_says_when_there_is_none(tmp_
     rows = json.loads(runner.invoke(models, ["strength", "--json", "--game", "tictactoe",
                                            "--data-dir", str(root)]).output)
     assert [(r["generation"], r["hours"], r["anchor_score"]) for r in rows] == [(1, 0.25, None), (2, 0.5, 0.45)]
+
+
+def test_promote_of_a_version_that_was_best_before_points_to_rollback(runner, registry):
+    _run(runner, registry, "promote", "2")
+    root = ["--data-dir", str(registry.directory.parents[2])]
+    one_line_error(runner.invoke(models, ["promote", "1", *root]),
+                   "version 000001 was best before (status promoted; the best now is 000002), so making it best "
+                   "again is a rollback: run `zeroforge models rollback 000001`")
+    assert registry.best_version() == "000002" and [e["event"] for e in registry.history()] == ["promote", "promote"]
+    rolled = _run(runner, registry, "rollback", "1")
+    assert "rollback: 000001 (previous best 000002, now retired)" in rolled.stdout and registry.get(2).status == "retired"

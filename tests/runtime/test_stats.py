@@ -140,7 +140,11 @@ def test_bad_input_is_rejected():
 def test_decide_promotion_rules():
     stats = _stats([1.0, 0.75, 0.75, 0.5, 0.75, 1.0, 0.5, 0.75, 0.75, 0.5])
     decision = decide_promotion(stats, "ci_low_above", 0.5)
-    assert decision.promote and decision.reason.startswith("ci_low") and "Elo" in decision.reason
+    assert decision.promote and decision.reason.startswith("interval ") and "Elo" in decision.reason
+    assert decision.why == f"interval {stats.ci_low:.3f}-{stats.ci_high:.3f} above 0.5"
+    assert decision.reason.startswith(decision.why + "; score ")
+    assert decide_promotion(stats, "ci_low_above", 0.7).why.endswith("not above 0.7")
+    assert decide_promotion(stats, "score_above", 0.55).why == f"score {stats.score:.3f} above 0.55"
     assert not decide_promotion(stats, "ci_low_above", 0.7).promote
     assert decide_promotion(stats, "score_above", 0.55).promote
     weak = _stats([0.5, 0.75, 0.25, 0.5, 0.75, 0.5])
@@ -154,12 +158,13 @@ def test_promote_all_draws_promotes_only_a_match_of_draws():
     drawn = paired_evaluation([0.5] * 10, wins=0, draws=20, losses=0)
     assert not decide_promotion(drawn, "ci_low_above", 0.5).promote
     decision = decide_promotion(drawn, "ci_low_above", 0.5, promote_all_draws=True)
-    assert decision.promote and "every game drawn" in decision.reason
+    assert decision.promote and decision.why == "all 20 games drawn: gate.promote_all_draws"
+    assert decision.reason.startswith(decision.why)
     balanced = paired_evaluation([0.5] * 10, wins=10, draws=0, losses=10)  # each pair one win, one loss
     assert not decide_promotion(balanced, "score_above", 0.5, promote_all_draws=True).promote
     losing = _stats([0.5] * 9 + [0.25])
     assert not decide_promotion(losing, "ci_low_above", 0.5, promote_all_draws=True).promote
-    assert decide_promotion(_stats([1.0] * 10), "ci_low_above", 0.5, promote_all_draws=True).reason.startswith("ci_low")
+    assert decide_promotion(_stats([1.0] * 10), "ci_low_above", 0.5, promote_all_draws=True).why.startswith("interval")
 
 
 def test_early_stop_waits_while_an_all_drawn_match_could_still_promote():

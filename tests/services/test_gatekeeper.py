@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from flows.gate import gate_line, gate_table_row
 from services.gatekeeper import match_job, summarize_match
 from shared.players.match import split_openings
 from tests.services.conftest import match_payload
@@ -57,12 +58,13 @@ def test_all_pairs_won_promotes() -> None:
 def test_all_pairs_drawn_is_rejected() -> None:
     report = summarize_match([_chunk([[0.5, 0.5]] * 20)], "ci_low_above", 0.5)
     assert report["score"] == 0.5 and report["promote"] is False
-    assert "ci_low" in report["reason"] and "<=" in report["reason"]
+    assert report["why"] == f"interval {report['ci_low']:.3f}-{report['ci_high']:.3f} not above 0.5"
+    assert report["reason"].startswith(report["why"] + "; score 0.500")
 
 
 def test_all_pairs_drawn_promotes_with_promote_all_draws() -> None:
     report = summarize_match([_chunk([[0.5, 0.5]] * 20)], "ci_low_above", 0.5, promote_all_draws=True)
-    assert report["promote"] is True and "every game drawn" in report["reason"]
+    assert report["promote"] is True and report["why"] == "all 40 games drawn: gate.promote_all_draws"
     # a pair of one win and one loss scores 0.5 too, but it is not a drawn match: the rule decides
     split = summarize_match([_chunk([[0.5, 0.5]] * 19 + [[1.0, 0.0]])], "ci_low_above", 0.5, promote_all_draws=True)
     assert split["score"] == 0.5 and split["promote"] is False
@@ -86,3 +88,24 @@ def test_match_jobs_accept_every_fixed_player_an_anchor_may_name(layout, config,
 def test_match_jobs_refuse_files_and_unknown_players(layout, config, player) -> None:
     with pytest.raises(ValueError, match=player.split(":")[0].split("/")[0]):
         match_payload(layout, config, "000001", player, [0], 1)
+
+
+def test_gate_line_says_why_it_promoted_or_rejected() -> None:
+    ids = {"generation": 3, "candidate": "000004", "best": "000003"}
+    drawn = {**summarize_match([_chunk([[0.5, 0.5]] * 20)], "ci_low_above", 0.5, promote_all_draws=True), **ids}
+    assert gate_line(drawn) == (f"gen 3 gate 000004 vs 000003: W/D/L 0/40/0, score 0.500 [{drawn['ci_low']:.3f}, "
+                                f"{drawn['ci_high']:.3f}], Elo +0 -> PROMOTE (all 40 games drawn: gate.promote_all_draws)")
+    assert drawn["reason"].startswith(drawn["why"])          # the registry records the same cause, with figures
+    weak = {**summarize_match([_chunk([[0.5, 0.0]] * 10 + [[1.0, 0.5]] * 6)], "score_above", 0.55), **ids}
+    assert gate_line(weak).endswith(f"-> reject (score {weak['score']:.3f} not above 0.55)")
+
+
+def test_gate_table_row_is_rounded_with_short_columns() -> None:
+    report = summarize_match([_chunk([[1.0, 0.5], [0.0, 1.0], [1.0, 1.0], [0.5, 0.0], [1.0, 0.5]])],
+                             "score_above", 0.5)
+    row = gate_table_row(report)
+    assert list(row) == ["games", "W/D/L", "score", "95% CI", "Elo", "Elo 95% CI", "decision"]
+    assert row["score"] == round(report["score"], 3) and len(str(row["score"])) <= 5
+    assert row["95% CI"] == f"{report['ci_low']:.3f}-{report['ci_high']:.3f}"
+    assert row["Elo"] == f"{round(report['elo']):+d}" and " to " in row["Elo 95% CI"]
+    assert (row["W/D/L"], row["decision"]) == ("5/3/2", "promote")

@@ -104,6 +104,30 @@ def test_shards_show_by_job_id_final_position_json_replay_and_all(runner, make_s
     assert len(frames) == length + 1 and frames[-1]["final"]
 
 
+def test_shards_ls_shows_short_ids_and_show_accepts_them(runner, make_shard, layout):
+    ids = layout.job_ids()
+    for index in range(2):
+        make_shard(3, ids.selfplay(3, "000003", index), games=2, seed=index)
+    make_shard(4, ids.selfplay(4, "000003", 0), games=2, seed=5)
+    make_shard(4, ids.selfplay(4, "000004", 0), games=3, seed=6)   # generation 4's job 0 again, after a promotion
+    make_shard(4, "g3-sp1", games=4, seed=7)                        # a hand-named job: its own name comes first
+    root = ["--data-dir", str(layout.root)]
+    table = runner.invoke(shards, ["ls", *root])
+    assert table.exit_code == 0 and table.stdout.splitlines()[0].split()[:3] == ["gen", "short", "job"]
+    shorts = {line.split()[2]: line.split()[1] for line in table.stdout.splitlines()[1:-1]}
+    assert shorts == {ids.selfplay(3, "000003", 0): "g3-sp0", ids.selfplay(3, "000003", 1): "g3-sp1",
+                      ids.selfplay(4, "000003", 0): "g4-sp0", ids.selfplay(4, "000004", 0): "g4-sp0", "g3-sp1": "-"}
+    listed = json.loads(runner.invoke(shards, ["ls", "--json", *root]).stdout)
+    assert [s["short_id"] for s in listed][:2] == ["g3-sp0", "g3-sp1"]
+    shown = runner.invoke(shards, ["show", "g3-sp0", *root])
+    assert shown.exit_code == 0 and ids.selfplay(3, "000003", 0) in shown.stdout
+    assert "g3-sp1" in runner.invoke(shards, ["show", "g3-sp1", "--json", *root]).stdout   # the hand-named job
+    _one_line_error(runner.invoke(shards, ["show", "g3-sp5", *root]),
+                    "no shard of job g3-sp5 (generation 3 has g3-sp0, g3-sp1)")
+    _one_line_error(runner.invoke(shards, ["show", "g4-sp0", *root]), "short job id g4-sp0 is ambiguous")
+    _one_line_error(runner.invoke(shards, ["show", "g3:0", *root]), "its short form (g<generation>-sp<index>")
+
+
 def test_shards_show_grid_heatmap_with_pass_for_othello(runner, tmp_path):
     from shared.games import make_game
 

@@ -118,6 +118,31 @@ def test_promote_reject_rollback_and_history(tmp_path, model_file):
     assert registry.get(2).gate["score"] == 0.62
 
 
+def test_promoting_a_version_that_was_best_before_is_refused_as_the_rollback_it_is(tmp_path, model_file):
+    registry = ModelRegistry(tmp_path / "models")
+    first = registry.register(model_file, generation=0).version
+    registry.promote(first, reason="initial")
+    second = registry.register(model_file, parent=first, generation=1).version
+    registry.set_gate_result(second, {"score": 0.6, "promote": True})
+    registry.promote(second, reason="gate", by="gate")
+    history = registry.history()
+    for force in (False, True):
+        with pytest.raises(RegistryError, match=rf"version {first} was best before \(status promoted; the best now "
+                                                rf"is {second}\), so making it best again is a rollback: run "
+                                                rf"`zeroforge models rollback {first}`"):
+            registry.promote(first, reason="go back", force=force)
+    assert registry.best_version() == second and registry.history() == history   # nothing changed
+    registry.rollback(first, reason="regressed")                 # the way back, recorded as one
+    with pytest.raises(RegistryError, match=rf"version {second} was best before \(status retired"):
+        registry.promote(second, reason="forward again")
+    # an ancestor of the best that was never best itself (a forced rollback made its child best)
+    third = registry.register(model_file, parent=second, generation=2).version
+    fourth = registry.register(model_file, parent=third, generation=3).version
+    registry.rollback(fourth, reason="try it", force=True)
+    with pytest.raises(RegistryError, match=rf"version {third} is an ancestor of the best {fourth}, so .* rollback"):
+        registry.promote(third, reason="its parent", force=True)
+
+
 def test_a_retired_version_can_be_rolled_back_to_and_needs_force_to_reject(tmp_path, model_file):
     registry = ModelRegistry(tmp_path / "models")
     first = registry.register(model_file, generation=0).version
