@@ -122,13 +122,14 @@ def test_ui_per_data_directory_with_runs_artifacts_and_rollback(tmp_path: Path) 
         assert deployments["run"]["parameters"]["settings"] == TINY[1::2]   # the ui's --set values
 
         # generation 1 from the command line, generation 2 from the browser's Run button on the run deployment
+        # (generations: the number done in the data directory that the run is to reach)
         run = subprocess.run([sys.executable, "-m", "cli", "run", "--game", GAME, "--generations", "1",
                               "--data-dir", str(first), *TINY], env=_env(), capture_output=True, text=True,
                              timeout=600, cwd=tmp_path)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert f"prefect: reporting to {api1}" in run.stdout   # found its directory's server by itself
         from_ui = _post(api1, f"/deployments/{deployments['run']['id']}/create_flow_run",
-                        {"parameters": {"generations": 1}})
+                        {"parameters": {"generations": 2}})
         done = _wait_for_run(api1, from_ui["id"], timeout_s=600)
         assert done["state"]["type"] == "COMPLETED", _logs(api1, done["id"])
         assert done["name"] == f"{prefix}-run"
