@@ -246,7 +246,7 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
     server = None
     if local_mode:
         detach_local_server()   # a terminal's Ctrl-C must leave Prefect's local server up to record Cancelled
-        server = start_local_server()   # in the background, while Redis and the workers start
+        server = start_local_server(data_dir)   # in the background, while Redis and the workers start
     click.echo("redis:   starting a private server ..." if not url and not os.environ.get("REDIS_URL") else
                "redis:   connecting ...")
     try:
@@ -267,10 +267,14 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         plain_console_logs()   # again: importing the flows may have set up Prefect's logging anew
         if server is not None:
             if not server.ready():
-                click.echo("prefect: waiting for its temporary server to answer (the first start on a data "
-                           "directory creates its database: up to a minute on a busy machine) ...")
-            click.echo(f"prefect: local mode, temporary server ready after {server.wait():.0f} s "
-                       "(start `zeroforge ui` to watch runs in the Prefect UI)")
+                click.echo("prefect: waiting for its temporary server to answer" + (
+                    " (its first start on a data directory creates the database: up to a minute on a busy machine)"
+                    if server.fresh and not server.seeded else "")
+                    + " ...")
+            seconds = server.wait()
+            click.echo(f"prefect: local mode, temporary server ready after {seconds:.0f} s"
+                       + (" (its database copied from an empty one kept for this Prefect version)"
+                          if server.seeded else "") + "; `zeroforge ui` shows the runs")
         else:
             click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
         click.echo(resume_line(layout, count))

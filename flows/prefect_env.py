@@ -199,11 +199,23 @@ class LocalServerStart:
     workers and loading the flows. Call `wait()` before the first flow runs: a flow that came first would find
     the server marked running but not yet answering."""
 
-    def __init__(self) -> None:
+    def __init__(self, database: Path | None = None) -> None:
+        """database: the server's SQLite file when it is Prefect's default (PREFECT_HOME/prefect.db), so that a new
+        one starts from the empty database kept for this Prefect version (flows.prefect_template); None: leave the
+        database to Prefect."""
         import threading
 
+        import prefect
+
+        from flows.prefect_template import seed_database, template_path
+
+        self.database = database
         self.started = time.monotonic()
         self.seconds: float | None = None
+        #: whether the server creates its database (fresh), and whether that starts from the kept empty one (seeded)
+        self.fresh = database is not None and not database.exists()
+        self._template = template_path(prefect.__version__)
+        self.seeded = self.fresh and seed_database(database, self._template)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._start, name="zeroforge-prefect-server", daemon=True)
         self._thread.start()
@@ -211,8 +223,12 @@ class LocalServerStart:
     def _start(self) -> None:
         from prefect.server.api.server import SubprocessASGIServer
 
+        from flows.prefect_template import save_template
+
         try:
             SubprocessASGIServer().start()
+            if self.fresh and not self.seeded:   # before any flow runs: the new database holds no runs yet
+                save_template(self.database, self._template)
         except BaseException as exc:   # handed to the caller of wait()
             self._error = exc
         self.seconds = time.monotonic() - self.started
@@ -229,13 +245,14 @@ class LocalServerStart:
         return self.seconds or 0.0
 
 
-def start_local_server() -> LocalServerStart | None:
-    """Start Prefect's temporary local-mode server in the background (see LocalServerStart) when this process runs in
-    local mode (no PREFECT_API_URL); None otherwise, and then nothing is started. Call after configure_prefect and
-    detach_local_server."""
+def start_local_server(data_dir: Path) -> LocalServerStart | None:
+    """Start Prefect's temporary local-mode server for `data_dir` in the background (see LocalServerStart) when this
+    process runs in local mode (no PREFECT_API_URL); None otherwise, and then nothing is started. Call after
+    configure_prefect and detach_local_server."""
     if os.environ.get("PREFECT_API_URL"):
         return None
-    return LocalServerStart()
+    default_database = "PREFECT_API_DATABASE_CONNECTION_URL" not in os.environ
+    return LocalServerStart(prefect_home(data_dir) / "prefect.db" if default_database else None)
 
 
 def stop_local_server(drain_s: float = 3.0, grace_s: float = 1.0) -> float:

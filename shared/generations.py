@@ -29,9 +29,10 @@ def progress_words(game: str, done: int, target: int | None, resuming: bool) -> 
     "starting tictactoe: 0 of 3 generations done; 3 to run", "resuming tictactoe: 4 generations done; running until
     stopped", or "tictactoe: 3 of 3 generations done; nothing to run" when nothing is left."""
     left = generations_left(done, target)
+    noun = "generation" if (done if target is None else target) == 1 else "generations"
     if left == 0:
-        return f"{game}: {done} of {target} generations done; nothing to run"
+        return f"{game}: {done} of {target} {noun} done; nothing to run"
     verb = "resuming" if resuming else "starting"
     if target is None:
-        return f"{verb} {game}: {done} generation{'s' if done != 1 else ''} done; running until stopped"
-    return f"{verb} {game}: {done} of {target} generations done; {left} to run"
+        return f"{verb} {game}: {done} {noun} done; running until stopped"
+    return f"{verb} {game}: {done} of {target} {noun} done; {left} to run"

@@ -104,6 +104,7 @@ def test_generations_count_the_data_directory_so_a_resume_runs_only_what_is_left
     assert generations_left(3, 3) == 0 and generations_left(5, 3) == 0
     assert progress_words("tictactoe", 3, 3, True) == "tictactoe: 3 of 3 generations done; nothing to run"
     assert progress_words("tictactoe", 0, 2, False) == "starting tictactoe: 0 of 2 generations done; 2 to run"
+    assert progress_words("tictactoe", 0, 1, False) == "starting tictactoe: 0 of 1 generation done; 1 to run"
 
 
 def test_the_run_progress_line_gives_the_run_eta_from_the_mean_generation_time() -> None:
