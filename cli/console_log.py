@@ -3,9 +3,9 @@
 Prefect's console handler writes "02:40:39.166 | INFO | Task run 'self-play-1d7' - gen 1 self-play: ..."; on the
 terminal of a run that is the message alone ("warning: " or "error: " before records above INFO), without the
 engine's bookkeeping lines (a flow run beginning, a run finished Completed, the temporary server's banner, the
-Crashed and Cancelled states that Ctrl-C leaves) and without tracebacks (the run reports an error in one line and keeps the traceback in <data>/logs/run-error.log).
-Only the terminal's handlers change: Prefect's API handler still sends every record, prefix and all, to the
-Prefect UI.
+Crashed and Cancelled states that Ctrl-C leaves) and without tracebacks (the run reports an error in one line and
+keeps the traceback in <data>/logs/run-error.log). Only the terminal's handlers change: Prefect's API handler still
+sends every record, prefix and all, to the Prefect UI.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ ENGINE_CHATTER = re.compile(r"(Beginning (sub)?flow run |Finished in state Compl
 
 #: What Prefect's engine logs when Ctrl-C interrupts a run (a task run ends Crashed, the flow runs Cancelled): the
 #: run says it in its own line ("stopped (Ctrl-C) during ..."), so the terminal drops these at any level.
-INTERRUPT_ECHOES = re.compile(r"(Crash detected! Execution was aborted by an interrupt signal|"
-                              r"Finished in state (Crashed\('Execution was aborted by an interrupt signal|Cancelled\())")
+INTERRUPT_ECHOES = re.compile(r"(Crash detected! Execution was aborted by an interrupt signal|Finished in state "
+                              r"(Crashed\('Execution was aborted by an interrupt signal|Cancelled\())")
 
 
 class PlainConsoleFormatter(logging.Formatter):

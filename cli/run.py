@@ -41,8 +41,8 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
     p = cfg.pipeline
     procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), data_dir, log_dir, device=cfg.selfplay.device,
                                 torch_threads=cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s)
-    click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device}; each loads torch and "
-               f"compiles the game's kernels before its first job (logs in {log_dir})")
+    click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir}); "
+               "each loads torch, and its first job compiles the game's kernels unless numba's disk cache has them")
     return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), data_dir, log_dir, cfg.selfplay.device,
                                  cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s).start()
 

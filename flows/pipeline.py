@@ -1,14 +1,14 @@
 """The `pipeline` flow: run generation after generation, resuming where a stopped pipeline left off.
 
-The generation to run next is read from the registry (one past the newest generation with a gate
-decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
-a candidate already registered and finished rq jobs are reused.  `generations` is the number of generations done
-that the run is to reach in this data directory, so a stopped pipeline started again with the same number runs
-only what is left.  A pipeline with `generations` unset runs until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations); with
-pipeline.max_hours it also stops before a generation that would end past that wall-clock budget. With
-pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that moment)
-as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the
-Redis named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
+The generation to run next is read from the registry (one past the newest generation with a gate decision), so a
+pipeline stopped at any point picks up its unfinished generation: shards already written, a candidate already
+registered and finished rq jobs are reused. `generations` is the number of generations done that the run is to reach
+in this data directory, so a stopped pipeline started again with the same number runs only what is left. A pipeline
+with `generations` unset runs until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between
+generations); with pipeline.max_hours it also stops before a generation that would end past that wall-clock budget.
+With pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that
+moment) as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the Redis
+named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
 

@@ -11,6 +11,10 @@ temporary server on the local database under PREFECT_HOME. A server that answers
 not started for this data directory is never used: another user's or another run's server is not ours to
 report to.
 
+In local mode `zeroforge run` starts that temporary server in the background (`start_local_server`) while Redis and
+the workers start, and stops it itself after the last flow (`stop_local_server`), once Prefect's pending logs and
+events have reached it.
+
 Every Prefect API request is bounded (PREFECT_API_REQUEST_TIMEOUT, PREFECT_CLIENT_MAX_RETRIES), so a server
 lost in the middle of a run makes the run fail with an error instead of hanging on it.
 """

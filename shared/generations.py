@@ -25,9 +25,10 @@ def generations_left(done: int, target: int | None) -> int | None:
 
 
 def progress_words(game: str, done: int, target: int | None, resuming: bool) -> str:
-    """Where a run of `game` starts (`resuming`: the data directory already holds models of it), e.g. "resuming tictactoe: 2 of 3 generations done; 1 to run",
-    "starting tictactoe: 0 of 3 generations done; 3 to run", "resuming tictactoe: 4 generations done; running until
-    stopped", or "tictactoe: 3 of 3 generations done; nothing to run" when nothing is left."""
+    """Where a run of `game` starts (`resuming`: the data directory already holds models of it), e.g. "resuming
+    tictactoe: 2 of 3 generations done; 1 to run", "starting tictactoe: 0 of 3 generations done; 3 to run",
+    "resuming tictactoe: 4 generations done; running until stopped", or "tictactoe: 3 of 3 generations done; nothing
+    to run" when nothing is left."""
     left = generations_left(done, target)
     noun = "generation" if (done if target is None else target) == 1 else "generations"
     if left == 0:
