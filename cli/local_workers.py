@@ -127,7 +127,10 @@ class WorkerWatchdog:
 
 
 def stop_processes(procs: list[subprocess.Popen], timeout_s: float = 10.0) -> None:
-    """Terminate processes this program started (by PID), killing those that have not exited `timeout_s` later."""
+    """Terminate processes this program started (by PID), killing those that have not exited `timeout_s` later.
+
+    An idle worker exits at once on SIGTERM; one in the middle of a job would first finish it (rq's warm shutdown),
+    so it is killed after `timeout_s` instead: its job is redone when the run resumes (every job is idempotent)."""
     import time
 
     for p in procs:
@@ -138,6 +141,7 @@ def stop_processes(procs: list[subprocess.Popen], timeout_s: float = 10.0) -> No
         try:
             p.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            log.warning("local worker (pid %d) did not stop within %.0f s of SIGTERM; killing it", p.pid, timeout_s)
+            log.info("process %d still running %.1f s after SIGTERM (a worker in a job): killing it", p.pid,
+                     timeout_s)
             p.kill()
             p.wait()

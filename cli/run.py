@@ -13,7 +13,6 @@ the same command resumes.
 """
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import traceback
@@ -42,7 +41,8 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
     p = cfg.pipeline
     procs = spawn_local_workers(count, redis_url, list(ALL_QUEUES), data_dir, log_dir, device=cfg.selfplay.device,
                                 torch_threads=cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s)
-    click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir})")
+    click.echo(f"workers: started {count} local worker process(es) on {cfg.selfplay.device} (logs in {log_dir}); "
+               "each loads torch, and its first job compiles the game's kernels unless numba's disk cache has them")
     return procs, WorkerWatchdog(procs, redis_url, list(ALL_QUEUES), data_dir, log_dir, cfg.selfplay.device,
                                  cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s).start()
 
@@ -114,17 +114,28 @@ def check_run_settings(cfg, local_workers: bool) -> None:
             raise click.UsageError(f"gate.anchor {cfg.gate.anchor!r}: {exc} (or set gate.anchor_games=0)") from None
 
 
-def resume_line(layout, count: int | None) -> str:
-    """Where a run starts: "resuming tictactoe at generation 3; 2 more to run" when the registry already holds
-    models (the generation is flows.pipeline.next_generation's), else "starting tictactoe at generation 1; ..."."""
-    from flows.pipeline import next_generation
-    from shared.registry import ModelRegistry
+def run_position(layout) -> tuple[int, bool]:
+    """(generations done, whether the data directory already holds models) of `layout`'s game, read from its
+    registry (shared.generations) without importing Prefect; a damaged registry is a UsageError in one line."""
+    from shared.generations import generations_done
+    from shared.registry import ModelRegistry, RegistryError
 
     registry = ModelRegistry(layout.registry_dir)
-    known = layout.registry_dir.is_dir() and bool(registry.list())
-    more = f"{count} more to run" if count else "running until stopped"
-    verb = "resuming" if known else "starting"
-    return f"{verb} {layout.game_name} at generation {next_generation(registry) if known else 1}; {more}"
+    try:
+        known = bool(registry.list())
+        return (generations_done(registry) if known else 0), known
+    except RegistryError as exc:
+        raise click.UsageError(f"{layout.registry_dir}: {exc}") from None
+
+
+def resume_line(layout, count: int | None) -> str:
+    """Where a run starts: "resuming tictactoe: 2 of 3 generations done; 1 to run" when the registry already holds
+    models, "starting tictactoe: 0 of 3 generations done; 3 to run" on a new data directory, "... running until
+    stopped" without a count (shared.generations.progress_words)."""
+    from shared.generations import progress_words
+
+    done, known = run_position(layout)
+    return progress_words(layout.game_name, done, count, known)
 
 
 def _interrupted_at(layout) -> str:
@@ -135,6 +146,42 @@ def _interrupted_at(layout) -> str:
     return f" during {phase_line(record, with_state=False)}" if record is not None and record.get("phase") else ""
 
 
+def _nothing_left(data_dir: Path, game: str, count: int | None) -> bool:
+    """True, after saying so, when `data_dir` already holds `count` generations of `game` (nothing is started)."""
+    from shared.generations import generations_left, progress_words
+    from shared.layout import DataLayout
+
+    done, known = run_position(DataLayout(data_dir, game))
+    if generations_left(done, count) != 0:
+        return False
+    click.echo(f"{progress_words(game, done, count, known)} in {data_dir}; --generations counts the generations "
+               f"of the data directory: pass --generations {done + 1} or more to train further")
+    return True
+
+
+#: Seconds a local worker gets to stop after SIGTERM before it is killed: an idle worker exits at once, one in the
+#: middle of a job would finish the job first (rq's warm shutdown), and the job is redone when the run resumes.
+WORKER_STOP_S = 1.0
+
+
+def exit_now(code: int) -> None:
+    """End this process with `code` at once, once everything it started has stopped (run_pipeline's `finally`):
+    hand Prefect's pending logs and events to its server first (when Prefect was loaded), flush the output, then
+    os._exit. The interpreter's own teardown (torch, numba, Prefect's modules) does nothing the user needs and took
+    3-4 s on two busy cores after a Ctrl-C or a SIGTERM."""
+    import sys
+
+    services = sys.modules.get("prefect._internal.concurrency.services")
+    if services is not None:
+        try:
+            services.QueueService.drain_all(timeout=3.0)
+        except Exception:   # a server gone already: its logs are lost either way
+            pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 class _Terminated(SystemExit):
     """SIGTERM, turned into an exception so that everything this command started is stopped on the way out."""
 
@@ -142,22 +189,6 @@ class _Terminated(SystemExit):
 def raise_on_sigterm(signum, frame) -> None:
     """A SIGTERM handler that raises SystemExit(143) (a _Terminated), so `finally` blocks stop what was started."""
     raise _Terminated(128 + signal.SIGTERM)
-
-
-class _OneLineTracebacks(logging.Filter):
-    """Drops the traceback from console log records (Prefect logs every failed flow with one); `run` reports the
-    error itself in one line and keeps the traceback in <data>/logs/run-error.log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.exc_info, record.exc_text = None, None
-        return True
-
-
-def _quiet_console_tracebacks() -> None:
-    for name in ("", "prefect"):
-        for handler in logging.getLogger(name).handlers:
-            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-                handler.addFilter(_OneLineTracebacks())
 
 
 def _stop_message(exc: BaseException, data_dir: Path) -> str:
@@ -190,9 +221,10 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
     that stopped the pipeline a click.ClickException, each in one line. Used by `zeroforge run` and by the
     pipeline deployment that `zeroforge ui` serves.
     """
-    from flows.prefect_env import configure_prefect, detach_local_server
+    from flows.prefect_env import configure_prefect, detach_local_server, start_local_server, stop_local_server
     from services.jobqueue import ALL_QUEUES, REDIS_URL_ENV, connect
     from services.redis_server import RedisUnavailableError, ensure_redis, forget_url, record_url, redact_text
+    from cli.console_log import plain_console_logs
     from cli.local_workers import stop_processes
     from cli.queue_watch import QueueWatch
     from shared.layout import DataLayout, LayoutError, redis_url_file
@@ -206,10 +238,17 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         configure_prefect(data_dir)
     except (LayoutError, OSError) as exc:
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
+    local_mode = not os.environ.get("PREFECT_API_URL")
+    click.echo("prefect: loading it" + (" and starting its temporary server" if local_mode else "") + " ...")
     from prefect.exceptions import CancelledRun   # only now: Prefect reads its settings when first imported
 
-    if not os.environ.get("PREFECT_API_URL"):
+    plain_console_logs()
+    server = None
+    if local_mode:
         detach_local_server()   # a terminal's Ctrl-C must leave Prefect's local server up to record Cancelled
+        server = start_local_server(data_dir)   # in the background, while Redis and the workers start
+    click.echo("redis:   starting a private server ..." if not url and not os.environ.get("REDIS_URL") else
+               "redis:   connecting ...")
     try:
         redis = ensure_redis(url)
     except RedisUnavailableError as exc:
@@ -222,17 +261,25 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
             record_url(url_record, redis.url)
         click.echo(f"redis:   {redis.safe_url} ({redis.kind})")
         click.echo(f"data:    {data_dir}")
-        if os.environ.get("PREFECT_API_URL"):
-            click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
-        else:
-            click.echo("prefect: local mode (start `zeroforge ui` to watch runs in the Prefect UI)")
         procs, watchdog = _start_workers(redis.url, cfg, data_dir, workers, not no_local_workers)
         from flows.pipeline import pipeline_flow
 
-        _quiet_console_tracebacks()
+        plain_console_logs()   # again: importing the flows may have set up Prefect's logging anew
+        if server is not None:
+            if not server.ready():
+                click.echo("prefect: waiting for its temporary server to answer" + (
+                    " (its first start on a data directory creates the database: up to a minute on a busy machine)"
+                    if server.fresh and not server.seeded else "")
+                    + " ...")
+            seconds = server.wait()
+            click.echo(f"prefect: local mode, temporary server ready after {seconds:.0f} s"
+                       + (" (its database copied from an empty one kept for this Prefect version)"
+                          if server.seeded else "") + "; `zeroforge ui` shows the runs")
+        else:
+            click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
         click.echo(resume_line(layout, count))
-        click.echo(f"running {count if count else 'unlimited'} generation(s) of {cfg.game.name}; "
-                   f"touch {layout.stop_file} to stop after the current one")
+        click.echo(f"stop:    Ctrl-C now, or touch {layout.stop_file} to stop after the current generation; "
+                   "the same command resumes")
         watch = QueueWatch(connect(redis.url), data_dir, ALL_QUEUES,
                            lambda line: click.echo(f"warning: {line}", err=True)).start()
         try:
@@ -244,16 +291,19 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         except Exception as exc:   # one line, never a traceback: the state in Redis and on disk is resumable
             raise click.ClickException(_stop_message(exc, data_dir)) from None
     finally:
+        # the pipeline has stopped (it is this thread): then the workers, then Redis
         if watch is not None:
             watch.stop()
         os.environ.pop(REDIS_URL_ENV, None)
         forget_url(url_record, redis.url)
         if watchdog is not None:
             watchdog.request_stop()
-        stop_processes(procs)
+        stop_processes(procs, timeout_s=WORKER_STOP_S)
         if watchdog is not None:
             watchdog.stop()
         redis.stop()
+        if server is not None and server.ready():
+            stop_local_server()
 
 
 @click.command()
@@ -274,10 +324,13 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
     if max_hours is not None:
         settings = (*settings, f"pipeline.max_hours={max_hours!r}")
     cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
+    count = cfg.pipeline.generations if generations is None else (generations or None)
+    if _nothing_left(data_dir, cfg.game.name, count):
+        return
     local = not no_local_workers and (cfg.pipeline.local_workers if workers is None else workers) > 0
+    click.echo(f"checking the settings{' (loads torch for the local workers)' if local else ''} ...")
     check_run_settings(cfg, local)
     check_data_dir(data_dir)
-    count = cfg.pipeline.generations if generations is None else (generations or None)
     previous_handler = signal.signal(signal.SIGTERM, raise_on_sigterm)
     try:
         summaries = run_pipeline(cfg, data_dir, count, redis_url, workers, no_local_workers)
@@ -287,9 +340,9 @@ def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir
 
         where = _interrupted_at(DataLayout(data_dir, cfg.game.name))
         click.echo(f"\nstopped (Ctrl-C){where}; rerun the same command to resume", err=True)
-        raise SystemExit(130) from None
+        exit_now(130)
     except _Terminated:
         click.echo("stopped (SIGTERM); rerun the same command to resume", err=True)
-        raise
+        exit_now(128 + signal.SIGTERM)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)

@@ -5,7 +5,10 @@
 
 The Redis: --redis-url, else REDIS_URL, else the private Redis that a running `zeroforge run` recorded under the
 data directory (shared.layout.redis_url_file, mode 0600). The figures come from services.status.collect_status;
-the pipeline's generation and phase from the phase record the flows write (shared.phase).
+the pipeline's generation and phase from the phase record the flows write (shared.phase). With no Redis to ask
+(nothing runs on the data directory) it answers from the data directory (services.run_record): each game's last
+phase, generations done, best model and its record, and the last gate; --json then prints {"redis": null,
+"running": false, "runs": {game: record}}.
 """
 from __future__ import annotations
 
@@ -17,16 +20,34 @@ from pathlib import Path
 import click
 
 
-def _redis_url(option: str | None, data_dir: Path) -> str:
-    """The Redis to ask (see the module docstring); UsageError in one line when there is none."""
+def _redis_url(option: str | None, data_dir: Path) -> str | None:
+    """The Redis to ask (see the module docstring); None when there is none (nothing runs on `data_dir`)."""
     from services.redis_server import recorded_url
     from shared.layout import redis_url_file
 
-    url = option or os.environ.get("REDIS_URL") or recorded_url(redis_url_file(data_dir))
-    if not url:
-        raise click.UsageError(f"no Redis to ask: no running `zeroforge run` recorded one in {redis_url_file(data_dir)} "
-                               "and REDIS_URL is not set; pass --data-dir of a running run, or set REDIS_URL")
-    return url
+    return option or os.environ.get("REDIS_URL") or recorded_url(redis_url_file(data_dir))
+
+
+def _offline(data_dir: Path, game: str | None, as_json: bool) -> None:
+    """What the data directory records when nothing runs on it (services.run_record): each game's last phase,
+    generations done, best model and last gate. UsageError in one line when it holds no run."""
+    from services.run_record import run_record, run_record_lines
+    from shared.layout import DataLayout, redis_url_file
+
+    pipelines = _pipelines(data_dir, game)
+    if not pipelines or (game and not DataLayout(data_dir, game).game_dir.is_dir()):
+        raise click.UsageError(f"no run in {data_dir} (no games/{game or '<game>'} directory) and no Redis to ask (no "
+                               f"running `zeroforge run` recorded one in {redis_url_file(data_dir)}, REDIS_URL is not "
+                               "set); pass the --data-dir of a run, or set REDIS_URL")
+    records = {name: run_record(DataLayout(data_dir, name)) for name in pipelines}
+    if as_json:
+        click.echo(json.dumps({"redis": None, "data_dir": str(data_dir), "running": False, "runs": records},
+                              sort_keys=True))
+        return
+    click.echo(f"nothing runs on {data_dir} (no `zeroforge run` recorded a Redis there); what it records:")
+    for name, record in records.items():
+        for line in run_record_lines(name, record):
+            click.echo(line)
 
 
 def _pipelines(data_dir: Path, game: str | None) -> dict[str, dict | None]:
@@ -91,7 +112,8 @@ def render(status: dict) -> None:
               help="The Redis to ask (default: REDIS_URL, else the private Redis of a running `zeroforge run`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
 def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_json: bool) -> None:
-    """Show the workers alive, queue depths, running, stuck and failed jobs, and the pipeline's phase."""
+    """Show the workers alive, queue depths, running, stuck and failed jobs, and the pipeline's phase; with nothing
+    running, what the data directory records (generations done, best model, last gate)."""
     from services.jobqueue import REDIS_DOWN_ERRORS, connect
     from services.redis_server import redact_text, redact_url
     from services.status import collect_status
@@ -99,6 +121,9 @@ def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_js
 
     data_dir = (data_dir or default_data_root()).resolve()
     url = _redis_url(redis_url, data_dir)
+    if url is None:
+        _offline(data_dir, game, as_json)
+        return
     pipeline = _pipelines(data_dir, game)
     try:
         figures = collect_status(connect(url))

@@ -1,13 +1,14 @@
 """The `pipeline` flow: run generation after generation, resuming where a stopped pipeline left off.
 
-The generation to run next is read from the registry (one past the newest generation with a gate
-decision), so a pipeline stopped at any point picks up its unfinished generation: shards already written,
-a candidate already registered and finished rq jobs are reused.  A pipeline with `generations` unset runs
-until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between generations); with
-pipeline.max_hours it also stops before a generation that would end past that wall-clock budget. With
-pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that moment)
-as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the
-Redis named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
+The generation to run next is read from the registry (one past the newest generation with a gate decision), so a
+pipeline stopped at any point picks up its unfinished generation: shards already written, a candidate already
+registered and finished rq jobs are reused. `generations` is the number of generations done that the run is to reach
+in this data directory, so a stopped pipeline started again with the same number runs only what is left. A pipeline
+with `generations` unset runs until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between
+generations); with pipeline.max_hours it also stops before a generation that would end past that wall-clock budget.
+With pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that
+moment) as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the Redis
+named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from prefect.exceptions import CancelledRun
 from flows.generation import generation_flow
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
-from flows.progress import record_phase
+from flows.progress import record_phase, run_progress_line
 from flows.promote import ensure_anchor
 from shared.config import PipelineConfig
+from shared.curves import read_metrics
 from shared.layout import DataLayout
 from shared.phase import read_phase
-from shared.registry import DECIDED, ModelRegistry
+from shared.generations import generations_done, next_generation
+from shared.registry import ModelRegistry
 
 
 def budget_allows_another(elapsed_s: float, last_generation_s: float, budget_s: float | None) -> bool:
@@ -35,20 +38,16 @@ def budget_allows_another(elapsed_s: float, last_generation_s: float, budget_s: 
     return budget_s is None or elapsed_s + last_generation_s <= budget_s
 
 
-def next_generation(registry: ModelRegistry) -> int:
-    """1 + the newest generation whose candidate was decided: promoted, rejected, or promoted and later retired by a
-    rollback (1 for a new registry)."""
-    decided = [v.generation for v in registry.list() if v.generation >= 1 and v.status in DECIDED]
-    return max(decided, default=0) + 1
-
-
 @flow(name="pipeline", flow_run_name=run_name("pipeline"))
 @cancel_on_interrupt
 def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None = None) -> list[dict[str, Any]]:
-    """Run `generations` generations (None: until stopped); returns each generation's summary.
+    """Run generations until `generations` of them are done in this data directory (None: until stopped), so that a
+    run stopped after k of them and started again with the same number runs the ones left; returns the summaries of
+    the generations this call ran ([] when none was left).
 
     First plays the anchor match of the best model if a stopped run left it undone (flows.promote.ensure_anchor).
-    Ctrl-C ends this run and the running generation's runs as Cancelled (flows.interrupt); the phase record
+    Before each generation logs the run's overall line (flows.progress.run_progress_line: generation k of N, run
+    ETA). Ctrl-C ends this run and the running generation's runs as Cancelled (flows.interrupt); the phase record
     (flows.progress.record_phase) says "interrupted" then, "finished" at the end."""
     logger = get_run_logger()
     layout = DataLayout(Path(data_dir), config.game.name)
@@ -60,15 +59,18 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
     ahead: str | None = None   # the model of the self-play the last generation enqueued ahead for this one
     budget_s = None if config.pipeline.max_hours is None else config.pipeline.max_hours * 3600.0
     started = time.monotonic()
+    durations = [m.generation_seconds for m in read_metrics(layout.metrics_path)[-5:] if m.generation_seconds]
     try:
         ensure_anchor(config, data_dir, logger)
-        while generations is None or len(summaries) < generations:
+        while generations is None or generations_done(registry) < generations:
             generation = next_generation(registry)
-            more = generations is None or len(summaries) + 1 < generations
+            more = generations is None or generation < generations
+            logger.info("%s", run_progress_line(config.game.name, generation, generations, durations[-5:]))
             generation_started = time.monotonic()
             summaries.append(generation_flow(
                 config=config, generation=generation, data_dir=data_dir, selfplay_model=ahead,
                 selfplay_ahead=config.pipeline.overlap_selfplay and more))
+            durations.append(time.monotonic() - generation_started)
             ahead = summaries[-1].get("next_selfplay_model")
             if stop.exists():
                 logger.info("stop file %s found: stopping after generation %d", stop, generation)

@@ -11,6 +11,10 @@ temporary server on the local database under PREFECT_HOME. A server that answers
 not started for this data directory is never used: another user's or another run's server is not ours to
 report to.
 
+In local mode `zeroforge run` starts that temporary server in the background (`start_local_server`) while Redis and
+the workers start, and stops it itself after the last flow (`stop_local_server`), once Prefect's pending logs and
+events have reached it.
+
 Every Prefect API request is bounded (PREFECT_API_REQUEST_TIMEOUT, PREFECT_CLIENT_MAX_RETRIES), so a server
 lost in the middle of a run makes the run fail with an error instead of hanging on it.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -190,3 +195,91 @@ def detach_local_server() -> bool:
         return False
     prefect_server.subprocess = _DetachedSubprocess()
     return True
+
+
+class LocalServerStart:
+    """Prefect's temporary local-mode server, started in a background thread so that its start (a minute on a busy
+    machine the first time a data directory is used: it creates its database) overlaps with starting Redis, the
+    workers and loading the flows. Call `wait()` before the first flow runs: a flow that came first would find
+    the server marked running but not yet answering."""
+
+    def __init__(self, database: Path | None = None) -> None:
+        """database: the server's SQLite file when it is Prefect's default (PREFECT_HOME/prefect.db), so that a new
+        one starts from the empty database kept for this Prefect version (flows.prefect_template); None: leave the
+        database to Prefect."""
+        import threading
+
+        import prefect
+
+        from flows.prefect_template import seed_database, template_path
+
+        self.database = database
+        self.started = time.monotonic()
+        self.seconds: float | None = None
+        #: whether the server creates its database (fresh), and whether that starts from the kept empty one (seeded)
+        self.fresh = database is not None and not database.exists()
+        self._template = template_path(prefect.__version__)
+        self.seeded = self.fresh and seed_database(database, self._template)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="zeroforge-prefect-server", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        from flows.prefect_template import save_template
+
+        try:
+            SubprocessASGIServer().start()
+            if self.fresh and not self.seeded:   # before any flow runs: the new database holds no runs yet
+                save_template(self.database, self._template)
+        except BaseException as exc:   # handed to the caller of wait()
+            self._error = exc
+        self.seconds = time.monotonic() - self.started
+
+    def ready(self) -> bool:
+        """True once the server answers (or its start failed)."""
+        return not self._thread.is_alive()
+
+    def wait(self) -> float:
+        """Block until the server answers; returns the seconds its start took, or raises what stopped it."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.seconds or 0.0
+
+
+def start_local_server(data_dir: Path) -> LocalServerStart | None:
+    """Start Prefect's temporary local-mode server for `data_dir` in the background (see LocalServerStart) when this
+    process runs in local mode (no PREFECT_API_URL); None otherwise, and then nothing is started. Call after
+    configure_prefect and detach_local_server."""
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    default_database = "PREFECT_API_DATABASE_CONNECTION_URL" not in os.environ
+    return LocalServerStart(prefect_home(data_dir) / "prefect.db" if default_database else None)
+
+
+def stop_local_server(drain_s: float = 3.0, grace_s: float = 1.0) -> float:
+    """After the last flow of a local-mode run: hand Prefect's pending logs and events to its temporary server (at
+    most `drain_s` seconds), then stop the server: SIGTERM, SIGKILL `grace_s` seconds later (uvicorn's graceful
+    shutdown waits for idle keep-alive connections; Prefect's own stop at exit waits 5 s for it). Returns the
+    seconds it took; 0.0 when no temporary server runs."""
+    from prefect._internal.concurrency.services import QueueService
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer._instances.get(None)
+    process = getattr(server, "server_process", None)
+    if process is None:
+        return 0.0
+    import subprocess
+
+    started = time.monotonic()
+    QueueService.drain_all(timeout=drain_s)
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    server.stop()   # forgets the process (already gone) and the instance, so that nothing waits for it at exit
+    return time.monotonic() - started

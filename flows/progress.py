@@ -1,13 +1,15 @@
 """What the flows tell the user while they wait: throttled progress lines and the pipeline's phase record.
 
-`Waiter` is the progress callback of services.jobqueue.run_jobs / wait_for_jobs for one phase of one generation:
-at most one log line every ~10 s (services.progress.LogThrottle; a finished job prints at once) with the jobs
-done, and each running job's own progress (games and rate, steps and loss) with an ETA; each line also updates
+`run_progress_line` is the run's overall line (generation k of N, run ETA) that the pipeline logs before each
+generation. `Waiter` is the progress callback of services.jobqueue.run_jobs / wait_for_jobs for one phase of one
+generation: at most one log line every ~10 s (services.progress.LogThrottle; a finished job prints at once) with the
+jobs done, and each running job's own progress (games and rate, steps and loss) with an ETA; each line also updates
 the phase record (shared.phase) that `zeroforge status` reads.
 """
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from typing import Callable
 
 from services.jobqueue import WaitProgress
@@ -50,3 +52,23 @@ class Waiter:
         self.logger.info("gen %d %s: %s", self.generation, self.phase, text)
         record_phase(self.layout, self.generation, self.phase, f"{p.finished}/{p.total} jobs")
 
+
+
+def run_progress_line(game: str, generation: int, target: int | None, generation_seconds: list[float],
+                      now: datetime | None = None) -> str:
+    """The run's overall progress line at the start of `generation`, e.g. "tictactoe generation 3 of 5: 2 done,
+    3 to go at 4.2 min a generation; run ETA 03:41 (CET)", the ETA in the machine's local time. `target`: the
+    generations the run is to reach (None: until stopped); `generation_seconds`: the wall seconds of the generations
+    finished so far (the newest last), whose mean times the generations left, this one included, gives the ETA;
+    none yet: "run ETA after this generation". `now` (timezone-aware; default: the clock) is for tests."""
+    done = generation - 1
+    head = f"{game} generation {generation}" + (f" of {target}" if target is not None else " (until stopped)")
+    if not generation_seconds:
+        return f"{head}: {done} done; run ETA after this generation" if target is not None else f"{head}: {done} done"
+    mean_s = sum(generation_seconds) / len(generation_seconds)
+    pace = f"{mean_s / 60.0:.1f} min a generation"
+    if target is None:
+        return f"{head}: {done} done at {pace}"
+    left = max(1, target - done)
+    end = (now or datetime.now().astimezone()) + timedelta(seconds=mean_s * left)
+    return f"{head}: {done} done, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()})"

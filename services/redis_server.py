@@ -7,7 +7,8 @@
 A private server requires a random password (requirepass), which it reads from a config file in its own
 temp dir (mode 0600): the password is never on a command line, where `ps` would show it. Print URLs with
 `redact_url`, or `RedisHandle.safe_url`.
-A private server lives in its own temp dir and is stopped by `RedisHandle.stop()`, by the context
+A private server lives in its own temp dir and its own session (a terminal's Ctrl-C does not reach it), and is
+stopped by `RedisHandle.stop()`, by the context
 manager, or at interpreter exit (atexit). A process killed by a signal it does not handle skips
 atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it is stopped too.
 """
@@ -215,7 +216,10 @@ def _start_once(
         args += ["--save", "", "--appendonly", "no"]
     args += list(extra_args)
     log_file = open(workdir / "server.log", "wb")  # closed by RedisHandle.stop
-    process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir)
+    # a session of its own: a terminal's Ctrl-C (SIGINT to the foreground process group) must reach the program that
+    # started the server only, which stops its users first and the server last
+    process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir,
+                               start_new_session=True)
     auth = f":{quote(password, safe='')}@" if password is not None else ""
     handle = RedisHandle(f"redis://{auth}127.0.0.1:{port}/0", process, kind, workdir, log_file)
     atexit.register(handle.stop)

@@ -100,7 +100,7 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
     after = ModelRegistry(layout.registry_dir)
     assert after.best().version == first
     assert after.history()[-1]["event"] == "rollback" and after.history()[-1]["version"] == first
-    _zeroforge(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(data), *FAST], tmp_path)
+    _zeroforge(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(data), *FAST], tmp_path)
     gen3 = [s for s in list_shards(layout.shards_dir) if s.generation == 3]
     assert len(gen3) == 2 and all(s.model_version == first for s in gen3)
     assert ModelRegistry(layout.registry_dir).get(f"{4:06d}").parent == first

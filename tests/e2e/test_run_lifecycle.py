@@ -1,6 +1,8 @@
-"""`zeroforge run` as a process: SIGTERM and Ctrl-C stop everything it started; a job that fails all its tries
-stops it with one line, and running the same command again resumes and finishes; a Prefect server that stops
-answering makes it fail in bounded time, in one line."""
+"""`zeroforge run` as a process: SIGTERM and Ctrl-C stop everything it started (Ctrl-C reaches the run only: the
+pipeline stops first, then the workers, then Redis, with no traceback); the same command again finishes the
+generations it asked for, and once they are done says so; `zeroforge status` then answers from the data
+directory; a job that fails all its tries stops it with one line, and running the same command again resumes and
+finishes; a Prefect server that stops answering makes it fail in bounded time, in one line."""
 from __future__ import annotations
 
 import os
@@ -103,11 +105,81 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
                           _env(), tmp_path)
     try:
         _wait_until(lambda: any("generation" in line and "to run" in line for line in lines), 120, "the resume line")
-        assert "resuming tictactoe at generation 1; 3 more to run" in "".join(lines)
+        assert "resuming tictactoe: 0 of 3 generations done; 3 to run" in "".join(lines)
         assert redis_url_file(data).exists()          # the rerun's private Redis, for `zeroforge status`
     finally:
         rerun.terminate()
         rerun.wait(timeout=60)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _worker_logs(data: Path) -> str:
+    return "".join(path.read_text(errors="replace") for path in sorted((data / "logs").glob("worker-*.log")))
+
+
+def test_ctrl_c_in_the_last_generation_then_the_same_command_runs_only_that_one_and_status_answers_after(
+        tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    # self-play jobs of a few seconds, so that the Ctrl-C lands inside generation 2
+    args = ["run", "--game", "tictactoe", "--generations", "2", "--data-dir", str(data), *TINY,
+            "--set", "selfplay.games_per_job=256"]
+    run, lines = _start(args, _env(), tmp_path, session=True)
+    try:
+        _wait_until(lambda: any("gen 2 self-play: 0/2 jobs done" in line for line in lines), 360,
+                    "generation 2's self-play", 0.1)
+        children = _children(run.pid)
+        redis_pids = [pid for pid in children if "redis-server" in _cmdline(pid)]
+        worker_pids = [pid for pid in children if " cli worker " in _cmdline(pid)]
+        assert len(redis_pids) == 1 and len(worker_pids) == 2, [_cmdline(pid) for pid in children]
+        # nothing the run started shares the terminal's process group: Ctrl-C reaches the run alone
+        assert all(os.getpgid(pid) != os.getpgid(run.pid) for pid in children), children
+        os.killpg(run.pid, signal.SIGINT)
+        signalled = time.monotonic()
+        assert run.wait(timeout=60) == 130, "".join(lines[-30:])
+        stop_s = time.monotonic() - signalled
+    finally:
+        if run.poll() is None:
+            run.kill()
+    _wait_until(lambda: not any(_alive(pid) for pid in redis_pids + worker_pids), 5, "Redis and the workers to stop")
+    text = "".join(lines)
+    print(f"\nCtrl-C in generation 2's self-play: the run, its workers and its Redis stopped {stop_s:.1f} s later")
+    for bad in ("Traceback", "Crash detected", "did not stop within", "RedisLostError"):
+        assert bad not in text, text[-3000:]
+    assert "Traceback" not in _worker_logs(data) and "RedisLostError" not in _worker_logs(data)
+    assert re.search(r"^stopped \(Ctrl-C\) during gen 2 ", text, re.MULTILINE), text[-3000:]
+    assert stop_s <= 10.0
+    # the same command: generation 2 only, with the run's overall line
+    started = time.monotonic()
+    rerun = subprocess.run([sys.executable, "-m", "cli", *args], env=_env(), cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300)
+    resume_s = time.monotonic() - started
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    out = rerun.stdout + rerun.stderr
+    assert "resuming tictactoe: 1 of 2 generations done; 1 to run" in out
+    assert re.search(r"^tictactoe generation 2 of 2: 1 done, 1 to go at [0-9.]+ min a generation; run ETA "
+                     r"\d\d:\d\d \([^)]+\)$", out, re.MULTILINE), out[-3000:]
+    assert "generation 3" not in out and "Task run '" not in out and "Flow run '" not in out
+    versions = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).list()
+    assert [v.generation for v in versions] == [0, 1, 2]
+    # once more: nothing left to run, said in one line, exit 0, nothing started
+    again = subprocess.run([sys.executable, "-m", "cli", *args], env=_env(), cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.startswith("tictactoe: 2 of 2 generations done; nothing to run")
+    assert "pass --generations 3 or more" in again.stdout and "redis" not in again.stdout
+    # status with nothing running answers from the data directory
+    status = subprocess.run([sys.executable, "-m", "cli", "status", "--data-dir", str(data)], env=_env(),
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0, status.stdout + status.stderr
+    best = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).best_version()
+    assert "tictactoe: 2 generation(s) done, 3 model(s); last phase: gen 2 done" in status.stdout, status.stdout
+    assert f"best:      {best} " in status.stdout and "last gate: generation 2, 000003 vs " in status.stdout
+    print(f"resume of generation 2 of 2: {resume_s:.0f} s")
 
 
 def test_a_run_without_workers_warns_within_30_s_naming_the_queue_and_the_command(tmp_path: Path) -> None:

@@ -146,12 +146,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedRun]:
     try:
         deployments = _deployments(api, 3)
         # generation 1 from the command line, generation 2 from the browser's Run button on the run deployment
+        # (generations: the number done in the data directory that the run is to reach)
         run = subprocess.run([sys.executable, "-m", "cli", "run", "--game", GAME, "--generations", "1",
                               "--data-dir", str(data), *TINY], env=_env(), capture_output=True, text=True,
                              timeout=600, cwd=root)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         from_ui = _post(api, f"/deployments/{deployments['run']['id']}/create_flow_run",
-                        {"parameters": {"generations": 1}})
+                        {"parameters": {"generations": 2}})
         done = _wait_for_run(api, from_ui["id"], timeout_s=600)
         assert done["state"]["type"] == "COMPLETED", _logs(api, done["id"])
         yield ServedRun(ui, api, data, f"{GAME}-{run_identity(data, create=False)}", deployments,

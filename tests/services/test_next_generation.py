@@ -76,8 +76,8 @@ def test_a_best_model_whose_anchor_match_was_interrupted_gets_it_on_resume(regis
     assert missing_anchor(tiny_config(**{"gate.anchor": "random", "gate.anchor_games": 0}), registry) is None
     registry.set_gate_result(candidate, {**gate, "anchor": {"opponent": "random", "score": 1.0}})
     assert missing_anchor(config, registry) is None
-    assert resume_line(layout, 3) == "resuming tictactoe at generation 2; 3 more to run"
-    assert resume_line(layout, None) == "resuming tictactoe at generation 2; running until stopped"
+    assert resume_line(layout, 3) == "resuming tictactoe: 1 of 3 generations done; 2 to run"
+    assert resume_line(layout, None) == "resuming tictactoe: 1 generation done; running until stopped"
 
 
 def test_the_time_budget_allows_a_generation_only_if_it_ends_within_the_budget() -> None:
@@ -87,3 +87,36 @@ def test_the_time_budget_allows_a_generation_only_if_it_ends_within_the_budget()
     assert budget_allows_another(3000.0, 600.0, 3600.0)         # ends exactly at the budget
     assert not budget_allows_another(3000.1, 600.0, 3600.0)     # would end 0.1 s past it
     assert not budget_allows_another(3700.0, 0.0, 3600.0)       # already past it
+
+
+def test_generations_count_the_data_directory_so_a_resume_runs_only_what_is_left(registry, initial_version,
+                                                                                 layout) -> None:
+    from cli.run import resume_line
+    from shared.generations import generations_done, generations_left, progress_words
+
+    assert generations_done(registry) == 0 and generations_left(0, 3) == 3
+    assert resume_line(layout, 3) == "resuming tictactoe: 0 of 3 generations done; 3 to run"   # the initial model
+    for generation in (1, 2):
+        registry.reject(_add_candidate(registry, initial_version, generation), reason="gate lost")
+    _add_candidate(registry, initial_version, 3)                        # stopped in generation 3's gate
+    assert generations_done(registry) == 2 and generations_left(2, 3) == 1 and generations_left(2, None) is None
+    assert resume_line(layout, 3) == "resuming tictactoe: 2 of 3 generations done; 1 to run"
+    assert generations_left(3, 3) == 0 and generations_left(5, 3) == 0
+    assert progress_words("tictactoe", 3, 3, True) == "tictactoe: 3 of 3 generations done; nothing to run"
+    assert progress_words("tictactoe", 0, 2, False) == "starting tictactoe: 0 of 2 generations done; 2 to run"
+    assert progress_words("tictactoe", 0, 1, False) == "starting tictactoe: 0 of 1 generation done; 1 to run"
+
+
+def test_the_run_progress_line_gives_the_run_eta_from_the_mean_generation_time() -> None:
+    from datetime import datetime, timezone
+
+    from flows.progress import run_progress_line
+
+    now = datetime(2026, 12, 4, 3, 0, tzinfo=timezone.utc)
+    assert run_progress_line("tictactoe", 1, 3, [], now) == ("tictactoe generation 1 of 3: 0 done; run ETA after "
+                                                            "this generation")
+    # 2 done at 120 s and 240 s: 3 min a generation, generations 3 to 5 left -> 9 min from now
+    assert run_progress_line("tictactoe", 3, 5, [120.0, 240.0], now) == (
+        "tictactoe generation 3 of 5: 2 done, 3 to go at 3.0 min a generation; run ETA 03:09 (UTC)")
+    assert run_progress_line("tictactoe", 4, None, [60.0], now) == (
+        "tictactoe generation 4 (until stopped): 3 done at 1.0 min a generation")
