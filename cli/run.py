@@ -47,19 +47,26 @@ def _start_workers(redis_url: str, cfg, data_dir: Path, force: int | None, allow
                                  cfg.selfplay.torch_threads, heartbeat_s=p.worker_heartbeat_s).start()
 
 
+def summary_line(s: dict) -> str:
+    """One generation of the end-of-run summary: its games, loss, gate result and the decision with its cause
+    (the gate's `why`; a candidate the gate passed but that lost a race for the best is "rejected" without one)."""
+    gate, promoted = s["gate"], bool(s["decision"]["promoted"])
+    cause = f" ({gate['why']})" if gate.get("why") and bool(gate.get("promote")) == promoted else ""
+    return (f"gen {s['generation']}: {s['selfplay']['games']} games, {s['selfplay']['positions']} positions; "
+            f"loss {s['training'].get('loss', float('nan')):.3f}; gate {s['candidate']} vs {s['best_before']}: "
+            f"W/D/L {gate['wins']}/{gate['draws']}/{gate['losses']}, score {gate['score']:.3f} "
+            f"[{gate['ci_low']:.3f}, {gate['ci_high']:.3f}] -> {'promoted' if promoted else 'rejected'}{cause}; "
+            f"best is {s['decision']['best']}")
+
+
 def _print_summary(summaries: list[dict], data_dir: Path, game: str) -> None:
     from shared.curves import tensorboard_installed
     from shared.layout import DataLayout, tensorboard_dir
 
     layout = DataLayout(data_dir, game)
     click.echo("\n=== zeroforge run finished ===")
-    for s in summaries:
-        gate = s["gate"]
-        click.echo(f"gen {s['generation']}: {s['selfplay']['games']} games, {s['selfplay']['positions']} positions; "
-                   f"loss {s['training'].get('loss', float('nan')):.3f}; gate {s['candidate']} vs {s['best_before']}: "
-                   f"W/D/L {gate['wins']}/{gate['draws']}/{gate['losses']}, score {gate['score']:.3f} "
-                   f"[{gate['ci_low']:.3f}, {gate['ci_high']:.3f}] -> "
-                   f"{'promoted' if s['decision']['promoted'] else 'rejected'}; best is {s['decision']['best']}")
+    for summary in summaries:
+        click.echo(summary_line(summary))
     click.echo(f"shards:  {layout.shards_dir}")
     click.echo(f"models:  {layout.registry_dir}")
     click.echo(f"curves:  {layout.metrics_path}, " + (f"tensorboard --logdir {tensorboard_dir(data_dir)}"
