@@ -58,9 +58,11 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":
         "starts a server that runs until Ctrl-C (tests/e2e/test_ui.py runs two side by side)",
     ".venv/bin/zeroforge status --data-dir runs/c4":
-        "asks the Redis of a running `zeroforge run` (tests/e2e/test_status.py runs it against one)",
+        "reads runs/c4, which no example before it trains (tests/e2e/test_status.py runs it during a run, "
+        "tests/e2e/test_run_lifecycle.py after one)",
     ".venv/bin/zeroforge status --data-dir runs/c4 --json":
-        "asks the Redis of a running `zeroforge run` (tests/e2e/test_status.py runs it against one)",
+        "reads runs/c4, which no example before it trains (tests/e2e/test_status.py runs it during a run, "
+        "tests/e2e/test_run_lifecycle.py after one)",
     ".venv/bin/zeroforge eval best pure-mcts:1000 --game connect4 --games 100 --json":
         "100 games against 1000-playout pure MCTS take many minutes (tests/cli/test_eval.py plays `best` "
         "without a registry, the fallback to the shipped model this line relies on)",
