@@ -113,7 +113,9 @@ def test_a_time_budget_with_sims_as_the_node_cap(runner, tiny_models, tmp_path):
     model = str(tiny_models["tictactoe"])
     args = ["--game", "tictactoe", "--moves", "1 4 2 5", "--model", model, "--sims", "5000", "--time", "0.5"]
     answer = _json(runner.invoke(analyze, [*args, "--json"]))
-    assert answer["move"] == "3" and 1 <= answer["simulations"] < 5000 and answer["seconds"] <= 5.0
+    # X wins at once here, so a fast machine may fit the whole cap in the budget: the slicing against the clock is
+    # tested with a fake clock (tests/players/test_timed_analysis.py); this checks the option reaches it
+    assert answer["move"] == "3" and 1 <= answer["simulations"] <= 5000 and answer["seconds"] <= 5.0
     capped = _json(runner.invoke(analyze, [*args[:-4], "--sims", "20", "--time", "60", "--json"]))
     assert capped["simulations"] == 20                                   # --sims caps a roomy time budget
     text = runner.invoke(analyze, args)
