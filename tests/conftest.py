@@ -14,11 +14,18 @@ start at once instead of leaving one worker running alone at the end; the order 
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+
+# Tests that run flows in-process (and the processes they start) see Prefect configured as `zeroforge run`
+# configures it (flows.prefect_env.configure_prefect): no telemetry service in the temporary server, whose database
+# writes can fail on a loaded machine and print tracebacks that are not the project's.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
 
 #: Whole files in the integration tier, each with the reason.
 INTEGRATION_FILES = {

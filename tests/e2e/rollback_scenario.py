@@ -1,6 +1,9 @@
 """Run by tests/e2e/test_rollback_during_gate.py in a fresh process (its own PREFECT_HOME): the real gate and decide
 flows on a real redis-server with an in-process worker thread, while `zeroforge models rollback` runs in another
 process in the middle of the gate's job. Prints one JSON line with what the registry says afterwards.
+Prefect is configured as `zeroforge run` configures it (flows.prefect_env.configure_prefect, before prefect is
+imported): without it the temporary server runs Prefect's telemetry service, whose writes can fail with "database
+is locked" on a loaded machine and print a traceback that is not the pipeline's.
 
     python -m tests.e2e.rollback_scenario DATA_DIR
 """
@@ -16,9 +19,13 @@ from pathlib import Path
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
-import services.gatekeeper as gatekeeper
-from flows.gate import gate_flow
-from flows.promote import decide_flow
+from flows.prefect_env import configure_prefect
+
+configure_prefect(Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd(), use_recorded_ui=False)
+
+import services.gatekeeper as gatekeeper  # noqa: E402 (after configure_prefect)
+from flows.gate import gate_flow  # noqa: E402
+from flows.promote import decide_flow  # noqa: E402
 from services.initial_model import ensure_initial_model
 from services.jobqueue import QUEUE_EVAL, REDIS_URL_ENV, connect
 from services.payloads import WorkerContext
