@@ -23,6 +23,7 @@ COMMANDS = {
     "gtp": "cli.gtp:gtp",
     "pbrain": "cli.pbrain:pbrain",
     "bench": "cli.bench:bench",
+    "store": "cli.store:store",
 }
 
 

