@@ -219,6 +219,17 @@ def _stop_message(exc: BaseException, data_dir: Path) -> str:
     return f"the run stopped: {type(exc).__name__}: {text}{where}; rerun the same command to resume"
 
 
+def _claim_store(cfg, identity: str) -> None:
+    """Open the run's object store and make it this deployment's (shared.store.identity); one line on failure."""
+    from shared.store import StoreError, claim_store, open_store
+
+    click.echo(f"store:   {cfg.pipeline.store} ...")
+    try:
+        claim_store(open_store(cfg.pipeline.store, outage_s=cfg.pipeline.store_outage_s), identity)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, workers: int | None,
                  no_local_workers: bool) -> list[dict]:
     """Run `count` generations (None: until stopped) of the pipeline flow with config `cfg` on `data_dir`: start
@@ -241,10 +252,12 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
     cfg = cfg.model_copy(update={"pipeline": cfg.pipeline.model_copy(update={"redis_url": None})})
     layout = DataLayout(data_dir, cfg.game.name)
     try:
-        layout.data_id()   # the data directory's identity: made now, before any worker or job needs it
+        identity = layout.data_id()   # the data directory's identity: made now, before any worker or job needs it
         configure_prefect(data_dir)
     except (LayoutError, OSError) as exc:
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
+    if cfg.pipeline.store is not None:
+        _claim_store(cfg, identity)
     local_mode = not os.environ.get("PREFECT_API_URL")
     click.echo("prefect: loading it" + (" and starting its temporary server" if local_mode else "") + " ...")
     from prefect.exceptions import CancelledRun   # only now: Prefect reads its settings when first imported
@@ -325,11 +338,17 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
 @click.option("--workers", type=click.IntRange(0, 256), default=None,
               help="Start this many local workers even if others listen.")
 @click.option("--no-local-workers", is_flag=True, help="Never start local workers (use remote ones).")
+@click.option("--store", default=None, envvar="ZEROFORGE_STORE",
+              help="Object store for workers on other hosts, s3://BUCKET/PREFIX (or ZEROFORGE_STORE; keys from "
+                   "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): same as --set pipeline.store=URL.")
 def run(game: str, config_file: Path | None, settings: tuple[str, ...], data_dir: Path | None, generations: int | None,
-        max_hours: float | None, redis_url: str | None, workers: int | None, no_local_workers: bool) -> None:
+        max_hours: float | None, redis_url: str | None, workers: int | None, no_local_workers: bool,
+        store: str | None) -> None:
     """Train GAME from scratch (or resume it): self-play, training and gating, generation after generation."""
     if max_hours is not None:
         settings = (*settings, f"pipeline.max_hours={max_hours!r}")
+    if store is not None:
+        settings = (*settings, f"pipeline.store={store}")
     cfg, data_dir = load_pipeline_config(game, config_file, settings, data_dir)
     count = cfg.pipeline.generations if generations is None else (generations or None)
     if _nothing_left(data_dir, cfg.game.name, count):

@@ -17,6 +17,7 @@ from rq.serializers import JSONSerializer
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import artifact_key, run_name
 from flows.progress import Waiter
+from flows.store_sync import publish_models
 from services.gatekeeper import chunk_game_scores, summarize_match
 from services.jobqueue import (QUEUE_EVAL, JobSpec, RedisPatience, WaitProgress, connect, enqueue, ttl_kwargs,
                                wait_for_jobs)
@@ -24,6 +25,7 @@ from services.payloads import MatchPayload
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.players.match import split_openings
+from shared.players.spec import parse_player_spec
 from shared.stats import can_stop_early, pair_means
 
 
@@ -37,7 +39,10 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
                 games: int, seed: int, description: str) -> list[JobSpec]:
     """The eval jobs of one paired match of `games` games (games/2 openings in gate.jobs chunks, chunk i with
     seed + i, as shared.players.match.evaluate_players plays them); job_id(i) names chunk i's job."""
-    data_id = DataLayout(Path(data_dir), config.game.name).data_id()
+    layout = DataLayout(Path(data_dir), config.game.name)
+    data_id = layout.data_id()
+    publish_models(config, layout, [spec.value for spec in map(parse_player_spec, (player_a, player_b))
+                                    if spec.kind == "version"])
     service, openings = config.gatekeeper(), games // 2
     return [
         JobSpec(func="services.gatekeeper.match_job",

@@ -20,6 +20,7 @@ from flows.interrupt import cancel_on_interrupt
 from flows.naming import artifact_key, run_name
 from flows.progress import Waiter
 from flows.promote import decide_flow
+from flows.store_sync import fetch_shards, publish_models
 from services.initial_model import ensure_initial_model
 from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, JobSpec, RedisPatience, WaitProgress, connect, enqueue,
                                run_jobs, ttl_kwargs)
@@ -88,6 +89,7 @@ def enqueue_selfplay_ahead(config: PipelineConfig, layout: DataLayout, generatio
                            connection, patience: RedisPatience, logger) -> None:
     """Enqueue the self-play jobs of `generation` (the next one) with `model_version` without waiting for them
     (pipeline.overlap_selfplay); that generation's run_selfplay with the same model waits for these very jobs."""
+    publish_models(config, layout, [model_version])
     for spec in selfplay_specs(config, layout, generation, model_version, logger):
         enqueue(connection, spec, patience)
     logger.info("gen %d self-play enqueued ahead with %s (played by workers the training and the gate leave idle)",
@@ -110,11 +112,16 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                                         description=f"self-play, generation {generation}")
     connection = connect()
     start = time.monotonic()
+    publish_models(config, layout, [model_version])
     results = run_jobs(connection, specs, timeout_s=config.pipeline.wait_timeout_s,
                        progress=Waiter(logger, layout, generation, "self-play", on_wait=_artifact_updater(artifact)),
                        patience=RedisPatience(connection, config.pipeline.redis_outage_s))
-    wall = time.monotonic() - start
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
+    fetched = fetch_shards(config, layout, [s.shard for s in summaries])
+    if fetched:
+        logger.info("gen %d self-play: %d shards fetched from the store %s", generation, fetched,
+                    config.pipeline.store)
+    wall = time.monotonic() - start
     totals = {k: sum(getattr(s, k) for s in summaries)
               for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins", "resigned_games",
                         "no_resign_games", "would_resign_games", "false_resignations")}

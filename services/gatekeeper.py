@@ -15,6 +15,8 @@ import numpy as np
 from services.payloads import MatchChunkResult, MatchPayload, PairScores, WorkerContext
 from shared.games import make_game
 from shared.players.match import play_match_chunk
+from shared.players.spec import parse_player_spec
+from shared.store.replica import replicate_version
 from shared.stats import decide_promotion, evaluate_pairs
 
 
@@ -28,6 +30,11 @@ def match_job(payload: dict, worker: WorkerContext) -> dict:
     cfg = job.config
     game = make_game(cfg.game.name)
     layout = worker.layout(game.name, job.data_id)
+    store = worker.object_store()
+    if store is not None:        # a worker's replica: the registry versions that play come from the store
+        for spec in (parse_player_spec(job.player_a), parse_player_spec(job.player_b)):
+            if spec.kind == "version":
+                replicate_version(store, layout, spec.value)
     paired = play_match_chunk(game, job.player_a, job.player_b, search=cfg.match_search_config(job.simulations),
                               opening_indices=job.opening_indices, num_openings=job.num_openings,
                               opening_seed=cfg.gate.opening_seed, seed=job.seed, registry_dir=layout.registry_dir,

@@ -4,17 +4,19 @@ Each job function takes one validated payload and the `WorkerContext` of the wor
 a typed result; both cross Redis as `model_dump(mode="json")` dicts. The data directory and the device are
 worker settings (WorkerContext), never job arguments: a job names only things inside the worker's data
 directory (a generation, model versions, a job id), and carries the data directory's identity so that a
-worker started on another data directory refuses it.
+worker started on another data directory refuses it. A worker with a store (WorkerContext.store) runs its jobs in
+a replica of the pipeline's data directory that it fills from the store (shared.store.replica).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from shared.config import GatekeeperConfig, SelfPlayServiceConfig, TrainerConfig
-from shared.layout import DataLayout
+from shared.layout import DataLayout, LayoutError, adopt_data_id
 from shared.players.spec import PlayerSpecError, parse_player_spec
 
 Version = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,9}$")]
@@ -60,6 +62,15 @@ class WorkerContext(_Frozen):
     overlap: Literal["auto", "on", "off"] = "auto"
     #: self-play processes sharing this worker's one network (services.inference); 1 = play in this process
     processes: Annotated[int, Field(ge=1, le=256)] = 1
+    #: the deployment's object store URL (shared.store.url) when data_dir is this worker's replica of the pipeline's
+    #: data directory, not that directory itself; None: data_dir is the pipeline's (one machine or a shared mount)
+    store: str | None = None
+    #: how long a store request is retried while the store does not answer (seconds)
+    store_outage_s: Annotated[float, Field(gt=0, le=86_400)] = 120.0
+
+    def object_store(self):
+        """The ObjectStore of `store` (one per process and URL); None without a store."""
+        return None if self.store is None else _open_store(self.store, self.store_outage_s)
 
     def selfplay_overlap(self) -> bool:
         """Whether this worker's self-play jobs overlap search and network (see `overlap`)."""
@@ -70,11 +81,26 @@ class WorkerContext(_Frozen):
     def layout(self, game_name: str, data_id: str) -> DataLayout:
         """The job's DataLayout; PayloadError when the job was made for another data directory."""
         layout = DataLayout(self.data_dir, game_name)
+        if self.store is not None:      # a replica takes the identity of the deployment whose store it reads
+            from shared.store import check_store
+
+            check_store(self.object_store(), data_id)
+            try:
+                adopt_data_id(self.data_dir, data_id)
+            except LayoutError as exc:
+                raise PayloadError(str(exc)) from None
         own = layout.data_id(create=False)
         if own != data_id:
             raise PayloadError(f"job for data directory {data_id} refused: this worker serves {self.data_dir} "
                                f"({own}); start a worker with --data-dir pointing at that run's data directory")
         return layout
+
+
+@lru_cache(maxsize=4)
+def _open_store(url: str, outage_s: float):
+    from shared.store import open_store
+
+    return open_store(url, outage_s=outage_s)
 
 
 class SelfPlayPayload(_Frozen):

@@ -7,7 +7,8 @@ merged into one forward pass; on a CPU each batch gets its own pass, one per cor
 kept from one job to the next (services.search_pool.worker_pool).  The
 shard is named after the job id, so a retried job never leaves a duplicate: if the shard already exists the job
 returns its summary without playing again (a damaged one is moved to the quarantine folder and the games are
-played again).
+played again). A worker with a store (WorkerContext.store) takes the model from the store and publishes the
+shard there instead of keeping it (shared.store.replica); a shard already in the store counts as existing.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from shared.registry import ModelRegistry
 from shared.search.selfplay import play_selfplay_games
 from shared.shards import ShardError, quarantine_shard, read_shard, write_shard
 from shared.shards.gameinfo import ResignCounts, game_info_from_records, resign_counts
+from shared.store.replica import fetch_shard, publish_shard, replicate_version
 
 
 def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
@@ -41,7 +43,10 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     cfg = job.config
     game = make_game(cfg.game.name)
     layout = worker.layout(game.name, job.data_id)
+    store = worker.object_store()
     existing = layout.shard_path(job.generation, job.job_id)
+    if store is not None and not existing.exists() and store.exists(layout.store_key(existing)):
+        fetch_shard(store, layout, layout.store_key(existing))
     if existing.exists():
         try:
             shard = read_shard(existing, game=game)
@@ -50,6 +55,11 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
                             reused=True)
         except ShardError as exc:  # a damaged file must not fail every retry: move it aside and play again
             quarantine_shard(existing, layout.quarantine_dir, str(exc), f"{existing.parent.name}/{existing.name}")
+        finally:
+            if store is not None:
+                existing.unlink(missing_ok=True)
+    if store is not None:
+        replicate_version(store, layout, job.model_version)
     version = ModelRegistry(layout.registry_dir).verify(job.model_version)
     evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum, worker.precision)
     rng = np.random.default_rng(job.seed)
@@ -74,7 +84,11 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     }
     path = write_shard(existing.parent, job.job_id, game, records, attrs)
     counts = resign_counts(game_info_from_records(records, records.game_lengths), records.results)
-    return _summary(worker, path, int(records.z.shape[0]), records.results, counts, seconds, reused=False)
+    summary = _summary(worker, path, int(records.z.shape[0]), records.results, counts, seconds, reused=False)
+    if store is not None:     # the store's copy is the shard; a copy published before by a duplicate job stands
+        publish_shard(store, layout, path)
+        path.unlink()
+    return summary
 
 
 def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndarray, counts: ResignCounts,

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from services.payloads import TrainPayload, TrainResult, WorkerContext
+from services.payloads import PayloadError, TrainPayload, TrainResult, WorkerContext
 from services.progress import job_reporter
 from services.training_curves import StepCurves, steps_before
 from shared.atomic import atomic_output
@@ -140,6 +140,10 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     payload: a TrainPayload as a JSON dict. Returns a TrainResult as a JSON dict (version, parent, generation,
     steps, positions, shards, bad_shards, losses, seconds, device).
     """
+    if worker.store is not None:
+        raise PayloadError("training runs where the pipeline's data directory is (it reads the replay window and "
+                           "registers the candidate there); this worker holds a store replica: give it "
+                           "--queues selfplay,eval")
     job = TrainPayload.model_validate(payload)
     cfg, generation, parent_version = job.config, job.generation, job.parent_version
     game = make_game(cfg.game.name)

@@ -147,6 +147,25 @@ def data_id(root: Path, create: bool = True) -> str:
     return text
 
 
+def adopt_data_id(root: Path, identity: str) -> str:
+    """Give the data root `root` the identity `identity` (12 hex digits) of the deployment whose replica it holds
+    (a worker's directory on another host, shared.store.replica), unless it has one; returns the root's identity,
+    which the caller compares. LayoutError for a malformed identity."""
+    if not _DATA_ID.match(identity):
+        raise LayoutError(f"{identity!r} is not a data directory identity (12 hex digits)")
+    path = Path(root) / _ID_FILE
+    Path(root).mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return data_id(root, create=False)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(identity + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return identity
+
+
 @dataclass(frozen=True)
 class RegistryLayout:
     """Paths inside one model registry directory."""
@@ -202,6 +221,14 @@ class DataLayout:
     @property
     def logs_dir(self) -> Path:
         return logs_dir(self.root)
+
+    def store_key(self, path: Path) -> str:
+        """The object store key of the data directory's file `path`: its path relative to the root, POSIX style
+        (shared.store.replica). LayoutError for a path outside the data directory."""
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            raise LayoutError(f"{path} is not inside the data directory {self.root}") from None
 
     @property
     def prefect_home(self) -> Path:

@@ -66,6 +66,17 @@ def _check_redis_url(value: str | None) -> str | None:
     return value
 
 
+def _check_store_url(value: str | None) -> str | None:
+    from shared.store.url import parse_store_url
+
+    if value is None:
+        return None
+    try:
+        return str(parse_store_url(value))
+    except ValueError as exc:     # StoreError: says what is wrong and the accepted forms
+        raise ValueError(str(exc)) from None
+
+
 def _expand_path(value: Path | None) -> Path | None:
     return None if value is None else value.expanduser()
 
@@ -75,6 +86,8 @@ Device = Annotated[str, AfterValidator(_check_device)]
 #: An rq queue name.
 #: An optional Redis URL (redis://, rediss:// or unix://).
 RedisUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValidator(_check_redis_url)]
+#: An optional object store URL (s3://BUCKET/PREFIX or a local directory), normalised.
+StoreUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValidator(_check_store_url)]
 #: An optional filesystem path; "~" is expanded.
 OptionalPath = Annotated[Path | None, BeforeValidator(_none_from_string), AfterValidator(_expand_path)]
 

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.types import SearchConfig
-from shared.config.fields import Device, OptionalFloat, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section
+from shared.config.fields import Device, OptionalFloat, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section, StoreUrl
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
@@ -329,6 +329,17 @@ class PipelineSection(Section):
     redis_outage_s: int = Field(
         default=120, ge=5, le=86_400,
         description="How long the pipeline waits for Redis to come back before it stops (resumable) with an error.",
+    )
+    store: StoreUrl = Field(
+        default=None,
+        description="Object store for workers on other hosts (s3://BUCKET/PREFIX; keys from AWS_* variables): the "
+        'pipeline publishes the models its jobs play there and fetches the shards workers publish ("none" = '
+        "$ZEROFORGE_STORE, else workers share the data directory).",
+    )
+    store_outage_s: int = Field(
+        default=120, ge=5, le=86_400,
+        description="How long a store request is retried while the store does not answer before the run stops "
+        "(resumable) with an error.",
     )
 
     @model_validator(mode="after")

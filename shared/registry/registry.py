@@ -235,6 +235,30 @@ class ModelRegistry:
         log.info("registered model %s (generation %d, parent %s) in %s", record.version, generation, parent, self.directory)
         return record
 
+    def adopt(self, meta: dict[str, Any], model_file: Path) -> ModelVersion:
+        """Install a version of another registry of the same deployment under its own number (a worker's replica
+        of the pipeline's registry, shared.store.replica): `meta` is that version's meta.json object, `model_file`
+        its model. Returns the record; an existing version of that number is returned as it is. RegistryError when
+        the file's sha256 is not the record's checksum or the record is damaged. Writes no history entry: nothing
+        happened to the model in this registry."""
+        name = normalise_version(meta.get("version", ""))
+        record = version_from_meta(dict(meta), self.paths.meta_path(name), name)   # RegistryError when damaged
+        if self.paths.version_dir(name).is_dir():
+            return self.get(name)
+        staging, checksum = self._stage_copy(Path(model_file))
+        try:
+            if checksum != record.checksum:
+                raise RegistryError(f"model file of version {name} does not match its record (sha256 {checksum[:12]}... "
+                                    f"instead of {record.checksum[:12]}...)")
+            write_json_atomic(staging / META_FILE_NAME, record.to_meta(), "meta")
+            with self._acquire():
+                if not self.paths.version_dir(name).is_dir():
+                    os.rename(staging, self.paths.version_dir(name))
+                    fsync_dir(self.versions_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return self.get(name)
+
     def set_gate_result(self, version: str | int, gate: dict[str, Any]) -> ModelVersion:
         """Store the gate result (any JSON object, e.g. the gatekeeper's score/CI/Elo/promote/reason) on `version`."""
         if not isinstance(gate, dict):

@@ -21,8 +21,9 @@ UNITS = {
     "zeroforge-worker@.service": "always",
     "zeroforge-prefect.service": "always",
     "zeroforge-pipeline.service": "on-failure",
+    "zeroforge-store.service": "always",
 }
-COMPOSE_SERVICES = {"redis", "prefect", "pipeline", "worker", "worker-gpu"}
+COMPOSE_SERVICES = {"redis", "prefect", "pipeline", "worker", "worker-gpu", "store"}
 
 
 def _unit(name: str) -> configparser.ConfigParser:
@@ -93,7 +94,8 @@ def test_compose_stack():
     assert (INFRA / "Dockerfile").is_file() and (INFRA / services["redis"]["volumes"][0].split(":")[0]).is_file()
     devices = services["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and devices[0]["capabilities"] == ["gpu"]
-    assert set(compose["volumes"]) == {"redis-data", "prefect-data", "zeroforge-data"}
+    assert set(compose["volumes"]) == {"redis-data", "prefect-data", "zeroforge-data", "store-data"}
+    assert services["store"]["profiles"] == ["store"] and services["store"]["volumes"] == ["store-data:/store"]
     assert services["prefect"]["ports"] == ["127.0.0.1:4200:4200"] and "ports" not in services["redis"]
 
 
@@ -120,7 +122,8 @@ def _zeroforge_invocations() -> list[list[str]]:
 def test_named_executables_exist():
     venv_bin = Path(sys.executable).parent
     assert (venv_bin / "zeroforge").exists() and (venv_bin / "prefect").exists()
-    assert len(_zeroforge_invocations()) == 5  # worker + pipeline units, pipeline + 2 workers in compose
+    # worker, pipeline and store units; pipeline, 2 workers and the store in compose
+    assert len(_zeroforge_invocations()) == 7
 
 
 def test_zeroforge_subcommands_and_options_exist():
@@ -131,11 +134,14 @@ def test_zeroforge_subcommands_and_options_exist():
 
     ctx = click.Context(main)
     for argv in _zeroforge_invocations():
-        name = argv[1]
+        name, rest = argv[1], argv[2:]
         command = main.get_command(ctx, name)
         assert command is not None, f"`zeroforge {name}` (used in infra/) is not a CLI command"
+        if isinstance(command, click.Group):       # `zeroforge store serve ...`
+            name, command, rest = f"{name} {rest[0]}", command.get_command(ctx, rest[0]), rest[1:]
+            assert command is not None, f"`zeroforge {name}` (used in infra/) is not a CLI command"
         options = {opt for param in command.params for opt in param.opts + param.secondary_opts}
-        missing = [word for word in argv[2:] if word.startswith("--") and word not in options]
+        missing = [word for word in rest if word.startswith("--") and word not in options]
         assert not missing, f"`zeroforge {name}` has no option(s) {missing} used in infra/"
 
 

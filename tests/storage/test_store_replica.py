@@ -1,0 +1,82 @@
+"""A worker's replica of the pipeline's data directory, filled through a store (shared.store.replica), on the local
+backend: models adopted with their numbers and checked by sha256, shards published once and fetched whole, the
+replica's identity, and a training job refused on a replica."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.payloads import PayloadError, WorkerContext
+from shared.layout import DataLayout, LayoutError
+from shared.registry import ModelRegistry
+from shared.store import StoreError, StoreIntegrityError, claim_store, open_store
+from shared.store.replica import fetch_shard, publish_shard, publish_version, replicate_version
+
+
+@pytest.fixture
+def primary(tmp_path: Path, model_file: Path) -> DataLayout:
+    """The pipeline's data directory with two tic-tac-toe versions."""
+    layout = DataLayout(tmp_path / "primary", "tictactoe")
+    layout.data_id()
+    registry = ModelRegistry(layout.registry_dir)
+    first = registry.register(model_file, generation=0)
+    registry.register(model_file, parent=first.version, generation=1)
+    return layout
+
+
+def test_a_published_version_is_adopted_with_its_number_and_checksum(tmp_path: Path, primary: DataLayout) -> None:
+    store = open_store(str(tmp_path / "store"))
+    assert publish_version(store, primary, "000002") is True
+    assert publish_version(store, primary, "2") is False                   # published once
+    replica = DataLayout(tmp_path / "replica", "tictactoe")
+    replicate_version(store, replica, "000002")
+    replicate_version(store, replica, "000002")                             # nothing to do the second time
+    adopted = ModelRegistry(replica.registry_dir).verify("000002")
+    original = ModelRegistry(primary.registry_dir).get("000002")
+    assert (adopted.checksum, adopted.parent, adopted.generation) == (original.checksum, "000001", 1)
+    assert [v.version for v in ModelRegistry(replica.registry_dir).list()] == ["000002"]
+    assert ModelRegistry(replica.registry_dir).history() == []              # adoption is not an event
+
+
+def test_a_model_changed_in_the_store_is_never_installed(tmp_path: Path, primary: DataLayout) -> None:
+    store = open_store(str(tmp_path / "store"))
+    publish_version(store, primary, "000001")
+    key = primary.store_key(primary.registry.model_path("000001"))
+    (store.root / key).write_bytes(b"not the model")                        # changed behind zeroforge's back
+    replica = DataLayout(tmp_path / "replica", "tictactoe")
+    with pytest.raises(StoreIntegrityError, match="changed outside zeroforge"):
+        replicate_version(store, replica, "000001")
+    assert not replica.registry.version_dir("000001").exists()
+    assert not [p for p in replica.root.rglob("*") if p.is_file()]          # no partial download left behind
+
+
+def test_shards_are_published_once_and_fetched_whole(tmp_path: Path, make_shard, layout: DataLayout) -> None:
+    store = open_store(str(tmp_path / "store"))
+    shard = make_shard(1, "job-a")
+    assert publish_shard(store, layout, shard) is True
+    assert publish_shard(store, layout, shard) is False
+    relative = layout.store_key(shard)
+    assert relative == "games/connect4/shards/gen-000001/job-a.h5"
+    elsewhere = DataLayout(tmp_path / "elsewhere", "connect4")
+    fetched = fetch_shard(store, elsewhere, relative)
+    assert fetched.read_bytes() == shard.read_bytes()
+    assert fetch_shard(store, elsewhere, relative) == fetched                # already there: not downloaded again
+    with pytest.raises(LayoutError, match="not inside the data directory"):
+        fetch_shard(store, elsewhere, "../outside.h5")
+
+
+def test_a_replica_takes_the_deployments_identity_and_never_trains(tmp_path: Path, primary: DataLayout) -> None:
+    from services.trainer import train_job
+
+    store = open_store(str(tmp_path / "store"))
+    identity = primary.data_id()
+    context = WorkerContext(data_dir=tmp_path / "replica", store=str(tmp_path / "store"))
+    with pytest.raises(StoreError, match="holds no zeroforge deployment yet"):
+        context.layout("tictactoe", identity)
+    claim_store(store, identity)
+    assert context.layout("tictactoe", identity).data_id(create=False) == identity
+    with pytest.raises(StoreError, match="belongs to another zeroforge deployment"):
+        context.layout("tictactoe", "ba9876543210")
+    with pytest.raises(PayloadError, match="training runs where the pipeline's data directory is"):
+        train_job({"data_id": identity}, context)
