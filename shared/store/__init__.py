@@ -1,17 +1,17 @@
 """Where a deployment's immutable objects live: a local directory or an S3-compatible bucket, behind one small
-interface (shared.store.base), with a bounded local cache (shared.store.cache) and the deployment's identity
-(shared.store.identity). `open_store(url)` gives the backend for a store URL (shared.store.url)."""
+interface (shared.store.base), with the deployment's identity (shared.store.identity) and what crosses it between
+the pipeline and workers on other hosts (shared.store.replica). `open_store(url)` gives the backend for a store URL
+(shared.store.url)."""
 from __future__ import annotations
 
 from shared.store.base import ObjectInfo, ObjectMissingError, ObjectStore, check_key
-from shared.store.cache import ObjectCache, sha256_of
 from shared.store.errors import StoreError, StoreIntegrityError, StoreUnavailableError
 from shared.store.identity import IDENTITY_KEY, check_store, claim_store, store_identity
 from shared.store.url import StoreURL, parse_store_url
 
-__all__ = ["IDENTITY_KEY", "ObjectCache", "ObjectInfo", "ObjectMissingError", "ObjectStore", "StoreError",
+__all__ = ["IDENTITY_KEY", "ObjectInfo", "ObjectMissingError", "ObjectStore", "StoreError",
            "StoreIntegrityError", "StoreURL", "StoreUnavailableError", "check_key", "check_store", "claim_store",
-           "open_store", "parse_store_url", "sha256_of", "store_identity"]
+           "open_store", "parse_store_url", "store_identity"]
 
 
 def open_store(url: str | StoreURL, outage_s: float = 120.0) -> ObjectStore:

@@ -21,9 +21,9 @@ from pathlib import Path
 from shared.atomic import fsync_dir, temp_path_for
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry, RegistryError
+from shared.registry.files import sha256_of_file
 from shared.registry.version import normalise_version
 from shared.store.base import ObjectStore
-from shared.store.cache import sha256_of
 from shared.store.errors import StoreIntegrityError
 
 
@@ -56,7 +56,7 @@ def replicate_version(store: ObjectStore, layout: DataLayout, version: str) -> N
     download.parent.mkdir(parents=True, exist_ok=True)
     try:
         store.get_file(model_key, download)
-        if not isinstance(meta, dict) or sha256_of(download) != meta.get("checksum"):
+        if not isinstance(meta, dict) or sha256_of_file(download) != meta.get("checksum"):
             raise StoreIntegrityError(f"the store's {model_key} is not the model its record names (sha256 differs): "
                                       "it was changed outside zeroforge; restore it or roll back to another version")
         try:

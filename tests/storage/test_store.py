@@ -1,5 +1,5 @@
-"""The store layer on its local backend: URLs, create-only publication, whole-object reads, the bounded cache with
-its sha256 check, and the deployment identity. The S3 backend's same guarantees against a real server are in
+"""The store layer on its local backend: URLs, create-only publication, whole-object reads and
+the deployment identity. The S3 backend's same guarantees against a real server are in
 tests/storage/test_store_s3.py."""
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.store import (ObjectCache, ObjectMissingError, StoreError, StoreIntegrityError, check_store, claim_store,
-                          open_store, parse_store_url, sha256_of)
+from shared.store import ObjectMissingError, StoreError, check_store, claim_store, open_store, parse_store_url
 
 
 def test_store_urls_parse_to_their_backend() -> None:
@@ -78,24 +77,6 @@ def test_a_failed_put_leaves_no_object(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         store._publish("k/obj", lambda handle: handle.write(Broken().read()))
     assert not store.exists("k/obj") and store.list("") == []
-
-
-def test_the_cache_downloads_once_checks_sha256_and_stays_bounded(tmp_path: Path) -> None:
-    store = open_store(str(tmp_path / "store"))
-    for name in "abc":
-        store.put_bytes(f"m/{name}", name.encode() * 1000)
-    cache = ObjectCache(store, tmp_path / "cache", max_bytes=2500)
-    digest = sha256_of(store.root / "m/a")
-    first = cache.fetch("m/a", digest)
-    assert first.read_bytes() == b"a" * 1000 and cache.fetch("m/a", digest) == first and cache.downloads == 1
-    cache.fetch("m/b")
-    cache.fetch("m/c")                       # 3000 bytes > 2500: the least recently used ("m/a") goes
-    assert sorted(p.name for p in (tmp_path / "cache" / "m").iterdir()) == ["b", "c"]
-    with pytest.raises(StoreIntegrityError, match="changed outside zeroforge"):
-        cache.fetch("m/a", "0" * 64)
-    assert not (tmp_path / "cache" / "m" / "a").exists()      # a bad download is never kept
-    with pytest.raises(ObjectMissingError):
-        cache.fetch("m/none")
 
 
 def test_a_store_belongs_to_one_deployment(tmp_path: Path) -> None:

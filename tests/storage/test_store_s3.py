@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from services.store_server import StoreServerError, start_store_server, weed_binary
-from shared.store import (ObjectCache, StoreError, StoreIntegrityError, StoreUnavailableError, check_store,
-                          claim_store, open_store, sha256_of)
+from shared.layout import DataLayout
+from shared.registry import ModelRegistry
+from shared.store import (StoreError, StoreIntegrityError, StoreUnavailableError, check_store, claim_store,
+                          open_store)
+from shared.store.replica import publish_version, replicate_version
 
 try:
     weed_binary()
@@ -52,19 +55,21 @@ def test_the_server_honours_create_only_puts(s3, tmp_path: Path) -> None:
     assert store.exists("a/k") and not store.exists("a/none")
 
 
-def test_the_cache_refuses_an_object_changed_behind_zeroforges_back(s3, tmp_path: Path) -> None:
+def test_a_model_changed_behind_zeroforges_back_is_never_installed(s3, tmp_path: Path, model_file: Path) -> None:
     import obstore
     from obstore.store import S3Store
 
     store = open_store("s3://zeroforge-test/tamper")
-    model = tmp_path / "model.pt"
-    model.write_bytes(b"weights" * 1000)
-    store.put_file("models/000002/model.pt", model)
+    primary = DataLayout(tmp_path / "primary", "tictactoe")
+    version = ModelRegistry(primary.registry_dir).register(model_file, generation=0).version
+    publish_version(store, primary, version)
+    key = primary.store_key(primary.registry.model_path(version))
     raw = S3Store("zeroforge-test", prefix="tamper", client_options={"allow_http": True})
-    obstore.put(raw, "models/000002/model.pt", b"other weights")       # a plain overwrite, outside zeroforge
-    with pytest.raises(StoreIntegrityError, match="models/000002/model.pt is not the object zeroforge recorded"):
-        ObjectCache(store, tmp_path / "cache").fetch("models/000002/model.pt", sha256_of(model))
-    assert not (tmp_path / "cache" / "models" / "000002" / "model.pt").exists()
+    obstore.put(raw, key, b"other weights")                  # a plain overwrite, outside zeroforge
+    replica = DataLayout(tmp_path / "replica", "tictactoe")
+    with pytest.raises(StoreIntegrityError, match="changed outside zeroforge"):
+        replicate_version(store, replica, version)
+    assert not replica.registry.version_dir(version).exists()
 
 
 def test_wrong_keys_a_missing_bucket_and_another_deployment_each_say_so(s3, monkeypatch) -> None:
