@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,15 +31,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 def s3(tmp_path_factory: pytest.TempPathFactory):
     """A running store; its AWS_* variables are set for the module's tests and removed after."""
     server = start_store_server(tmp_path_factory.mktemp("store"), bucket="zeroforge-test")
-    saved = {k: os.environ.get(k) for k in server.environment()}
-    os.environ.update(server.environment())
-    yield server
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in server.environment().items():
+            patch.setenv(key, value)
+        yield server
     server.stop()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def test_the_server_honours_create_only_puts(s3, tmp_path: Path) -> None:
@@ -112,11 +109,10 @@ def test_an_upload_killed_midway_leaves_no_object_or_the_whole_one(s3, tmp_path:
     assert outcomes    # at least one attempt ran; which way each went depends on the machine's speed
 
 
-def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path) -> None:
+def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path, monkeypatch) -> None:
     server = start_store_server(tmp_path / "outage", bucket="zeroforge-test")
-    env = server.environment()
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    for key, value in server.environment().items():
+        monkeypatch.setenv(key, value)
     try:
         store = open_store("s3://zeroforge-test/outage", outage_s=30)
         store.put_bytes("before", b"1")
@@ -127,8 +123,6 @@ def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path) -> No
         def restart_later() -> None:
             time.sleep(4)
             restarted.append(start_store_server(tmp_path / "outage", port=port, bucket="zeroforge-test"))
-
-        import threading
 
         thread = threading.Thread(target=restart_later)
         thread.start()
@@ -143,8 +137,3 @@ def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path) -> No
             short.get_bytes("before")
     finally:
         server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
