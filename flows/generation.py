@@ -117,10 +117,11 @@ def run_selfplay(config: PipelineConfig, data_dir: str, generation: int, model_v
                        progress=Waiter(logger, layout, generation, "self-play", on_wait=_artifact_updater(artifact)),
                        patience=RedisPatience(connection, config.pipeline.redis_outage_s))
     summaries = [SelfPlayResult.model_validate(r) for r in results.values()]
+    fetch_start = time.monotonic()
     fetched = fetch_shards(config, layout, [s.shard for s in summaries])
-    if fetched:
-        logger.info("gen %d self-play: %d shards fetched from the store %s", generation, fetched,
-                    config.pipeline.store)
+    if config.pipeline.store is not None:
+        logger.info("gen %d self-play: store transfers %s", generation, store_share(
+            summaries, fetched, time.monotonic() - fetch_start))
     wall = time.monotonic() - start
     totals = {k: sum(getattr(s, k) for s in summaries)
               for k in ("games", "positions", "first_player_wins", "draws", "second_player_wins", "resigned_games",
@@ -144,6 +145,15 @@ def _resign_threshold(config: PipelineConfig, layout: DataLayout, generation: in
     samples = no_resign_samples(layout.shards_dir, range(max(1, generation - 3), generation),
                                 make_game(config.game.name))
     return calibrated_resign_threshold(samples, selfplay.resign_threshold, selfplay.resign_false_rate)
+
+
+def store_share(summaries: list[SelfPlayResult], fetched: int, fetch_s: float) -> str:
+    """'0.41 s of 96.2 s of jobs (0.4%), 8 shards fetched in 0.12 s': the jobs' store time (model downloads and shard
+    uploads) against their playing time, and the pipeline's fetch of the shards."""
+    played = [s for s in summaries if not s.reused]
+    store_s, job_s = sum(s.store_seconds for s in played), sum(s.seconds for s in played)
+    share = f" ({100 * store_s / (store_s + job_s):.1f}%)" if store_s + job_s > 0 else ""
+    return f"{store_s:.2f} s of {job_s + store_s:.1f} s of jobs{share}, {fetched} shards fetched in {fetch_s:.2f} s"
 
 
 def resign_summary(totals: dict[str, int]) -> str:

@@ -124,6 +124,7 @@ class SelfPlayResult(_Frozen):
     seconds: float
     positions_per_s: float | None
     reused: bool
+    store_seconds: float = 0.0     # model download and shard upload of a worker with a store (not in seconds)
     # resignation ([selfplay] resign_threshold), shared.shards.gameinfo.ResignCounts
     resigned_games: int = 0        # games ended by a resignation
     no_resign_games: int = 0       # games not allowed to resign

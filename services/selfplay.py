@@ -37,7 +37,8 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
 
     payload: a SelfPlayPayload as a JSON dict. Returns a SelfPlayResult as a JSON dict (shard path relative to
     the data directory, games, positions, results: first-player wins, draws, second-player wins, seconds,
-    positions per second, resignation counts: resigned, no-resign, would-resign and falsely resigning games).
+    positions per second, resignation counts: resigned, no-resign, would-resign and falsely resigning games,
+    store_seconds: time spent on store transfers, the model and the shard, with a store).
     """
     job = SelfPlayPayload.model_validate(payload)
     cfg = job.config
@@ -58,8 +59,10 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
         finally:
             if store is not None:
                 existing.unlink(missing_ok=True)
+    transfer = time.perf_counter()
     if store is not None:
         replicate_version(store, layout, job.model_version)
+    store_seconds = time.perf_counter() - transfer
     version = ModelRegistry(layout.registry_dir).verify(job.model_version)
     evaluator = cached_evaluator(Path(version.path), game, worker.device, version.checksum, worker.precision)
     rng = np.random.default_rng(job.seed)
@@ -84,15 +87,19 @@ def selfplay_job(payload: dict, worker: WorkerContext) -> dict:
     }
     path = write_shard(existing.parent, job.job_id, game, records, attrs)
     counts = resign_counts(game_info_from_records(records, records.game_lengths), records.results)
-    summary = _summary(worker, path, int(records.z.shape[0]), records.results, counts, seconds, reused=False)
     if store is not None:     # the store's copy is the shard; a copy published before by a duplicate job stands
+        transfer = time.perf_counter()
         publish_shard(store, layout, path)
+        store_seconds += time.perf_counter() - transfer
+    summary = _summary(worker, path, int(records.z.shape[0]), records.results, counts, seconds, reused=False,
+                       store_seconds=store_seconds)
+    if store is not None:
         path.unlink()
     return summary
 
 
 def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndarray, counts: ResignCounts,
-             seconds: float, reused: bool) -> dict:
+             seconds: float, reused: bool, store_seconds: float = 0.0) -> dict:
     results = np.asarray(results)
     return SelfPlayResult(
         shard=str(Path(path).relative_to(worker.data_dir)),
@@ -104,5 +111,6 @@ def _summary(worker: WorkerContext, path: Path, positions: int, results: np.ndar
         seconds=round(seconds, 3),
         positions_per_s=round(positions / seconds, 2) if seconds > 0 else None,
         reused=reused,
+        store_seconds=round(store_seconds, 3),
         **counts.as_dict(),
     ).model_dump(mode="json")

@@ -87,6 +87,7 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
                              env=env, cwd=tmp_path, capture_output=True, text=True, timeout=420)
         assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
         assert "Traceback" not in run.stdout + run.stderr
+        assert (run.stdout + run.stderr).count("self-play: store transfers") == 2, run.stdout[-3000:]
         os.environ.update(store_server.environment())
         store = open_store(url)
         stored = [o.key for o in store.list("games/tictactoe/shards")]

@@ -80,3 +80,15 @@ def test_a_replica_takes_the_deployments_identity_and_never_trains(tmp_path: Pat
         context.layout("tictactoe", "ba9876543210")
     with pytest.raises(PayloadError, match="training runs where the pipeline's data directory is"):
         train_job({"data_id": identity}, context)
+
+
+def test_the_store_share_line_counts_played_jobs_only() -> None:
+    from flows.generation import store_share
+    from services.payloads import SelfPlayResult
+
+    def result(seconds: float, store_seconds: float, reused: bool = False) -> SelfPlayResult:
+        return SelfPlayResult(shard="s.h5", games=1, positions=1, first_player_wins=1, draws=0, second_player_wins=0,
+                              seconds=seconds, positions_per_s=None, reused=reused, store_seconds=store_seconds)
+
+    line = store_share([result(99.0, 1.0), result(0.0, 0.0, reused=True)], 1, 0.25)
+    assert line == "1.00 s of 100.0 s of jobs (1.0%), 1 shards fetched in 0.25 s"
