@@ -4,7 +4,8 @@ A real SeaweedFS store (services.store_server, as `zeroforge store serve` starts
 pipeline (`zeroforge run --store s3://...`) with its data directory and one local training worker, and two
 `zeroforge worker --store ...` processes, each in an empty directory of its own, that play every self-play and
 eval job. Two generations: the models reach the workers through the store (checked by sha256), the shards come
-back through it, nothing is duplicated, and the workers keep no shards.
+back through it, nothing is duplicated, and the workers keep no shards. The store goes away for 15 s as soon as
+the first shard is in it: the jobs and the pipeline wait for it, and nothing is lost.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -51,9 +53,13 @@ def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen:
 def _stop(procs: list[subprocess.Popen]) -> list[str]:
     """SIGTERM to each process group this test started, SIGKILL after 30 s; returns their outputs."""
     for proc in procs:
-        os.killpg(proc.pid, signal.SIGTERM)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
     outputs = []
     for proc in procs:
+        if proc.stdout is None or proc.stdout.closed:    # its output was read already
+            outputs.append("")
+            continue
         try:
             out, _ = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -82,14 +88,22 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
         # the pipeline's host: the data directory and one worker that trains (and takes no other job)
         procs.append(_start(["worker", "--data-dir", str(data), "--queues", "train", "--heartbeat", "1",
                              "--name", "trainer"], env, tmp_path))
-        run = subprocess.run(ZEROFORGE + ["run", "--game", "tictactoe", "--generations", "2", "--data-dir", str(data),
-                                          "--store", url, "--no-local-workers", *TINY],
-                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=420)
-        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-        assert "Traceback" not in run.stdout + run.stderr
-        assert (run.stdout + run.stderr).count("self-play: store transfers") == 2, run.stdout[-3000:]
+        run = _start(["run", "--game", "tictactoe", "--generations", "2", "--data-dir", str(data), "--store", url,
+                      "--no-local-workers", *TINY], env, tmp_path)
+        procs.append(run)
         os.environ.update(store_server.environment())
         store = open_store(url)
+        deadline = time.monotonic() + 300
+        while not store.list("games/tictactoe/shards") and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        port = int(store_server.endpoint.rsplit(":", 1)[1])
+        store_server.stop()                       # the store goes away in the middle of the first self-play ...
+        time.sleep(15)
+        store_server = start_store_server(tmp_path / "store", port=port, bucket="zeroforge-e2e")   # ... and is back
+        out, _ = run.communicate(timeout=420)
+        assert run.returncode == 0, out[-4000:]
+        assert "Traceback" not in out
+        assert out.count("self-play: store transfers") == 2, out[-3000:]
         stored = [o.key for o in store.list("games/tictactoe/shards")]
         owner = store_identity(store)
     finally:
