@@ -93,3 +93,17 @@ def fetch_shard(store: ObjectStore, layout: DataLayout, relative: str) -> Path:
     fsync_dir(target.parent)
     return target
 
+
+
+def store_games(store: ObjectStore) -> list[str]:
+    """The games that have objects in the store (from the keys' `games/<game>/` folders), sorted."""
+    return sorted({info.key.split("/")[1] for info in store.list("games") if info.key.count("/") >= 2})
+
+
+def mirror_shards(store: ObjectStore, layout: DataLayout) -> int:
+    """Fetch every shard of the layout's game that the store holds and the data directory lacks (a host that
+    inspects shards with a store and no data directory of the pipeline); returns how many were fetched."""
+    missing = [info.key for info in store.list(layout.store_key(layout.shards_dir)) if not (layout.root / info.key).exists()]
+    for key in missing:
+        fetch_shard(store, layout, key)
+    return len(missing)

@@ -9,6 +9,7 @@ the first shard is in it: the jobs and the pipeline wait for it, and nothing is 
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -106,6 +107,12 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
         assert out.count("self-play: store transfers") == 2, out[-3000:]
         stored = [o.key for o in store.list("games/tictactoe/shards")]
         owner = store_identity(store)
+        # a third host inspects the shards with the store alone
+        listed = subprocess.run(ZEROFORGE + ["shards", "ls", "--store", url, "--data-dir", "view", "--json"],
+                                env=env, cwd=tmp_path / "host-a", capture_output=True, text=True, timeout=120)
+        shown = subprocess.run(ZEROFORGE + ["shards", "show", "g2-sp3", "--store", url, "--data-dir", "view",
+                                            "--json"], env=env, cwd=tmp_path / "host-a", capture_output=True,
+                               text=True, timeout=120)
     finally:
         logs = _stop(procs)
         redis.stop()
@@ -114,6 +121,9 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
             os.environ.pop(key, None)
     assert all("Traceback" not in log for log in logs), "\n".join(log[-2000:] for log in logs)
 
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 8, listed.stdout + listed.stderr
+    assert "fetched 8 shards from s3://zeroforge-e2e/run1" in listed.stderr
+    assert shown.returncode == 0 and json.loads(shown.stdout)["attrs"]["job_id"].endswith("-sp0003"), shown.stdout
     registry = ModelRegistry(layout.registry_dir)
     assert [v.generation for v in registry.list()] == [0, 1, 2]
     shards = sorted(layout.store_key(s.path) for s in list_shards(layout.shards_dir))

@@ -92,3 +92,15 @@ def test_the_store_share_line_counts_played_jobs_only() -> None:
 
     line = store_share([result(99.0, 1.0), result(0.0, 0.0, reused=True)], 1, 0.25)
     assert line == "1.00 s of 100.0 s of jobs (1.0%), 1 shards fetched in 0.25 s"
+
+
+def test_a_host_with_the_store_alone_mirrors_a_games_shards(tmp_path: Path, make_shard, layout: DataLayout) -> None:
+    from shared.store.replica import mirror_shards, store_games
+
+    store = open_store(str(tmp_path / "store"))
+    for generation, job in ((1, "job-a"), (2, "job-b")):
+        publish_shard(store, layout, make_shard(generation, job))
+    assert store_games(store) == ["connect4"]
+    view = DataLayout(tmp_path / "view", "connect4")
+    assert mirror_shards(store, view) == 2 and mirror_shards(store, view) == 0
+    assert sorted(p.name for p in view.shards_dir.rglob("*.h5")) == ["job-a.h5", "job-b.h5"]
