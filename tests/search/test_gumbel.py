@@ -45,6 +45,24 @@ def test_search_visits_follow_the_schedule_and_total_n(considered: int, sims: in
     check_tree_invariants(mcts._tree, 0)
 
 
+def test_a_reused_tree_halves_over_the_new_visits_only() -> None:
+    game = make_game("connect4")
+    config = SearchConfig(num_simulations=64, root="gumbel", gumbel_considered=4)
+    mcts = BatchedMCTS(game, HashEvaluator(game), config, np.random.default_rng(2))
+    states = game.initial_states(2)
+    first = mcts.search(states, add_noise=True)
+    mcts.advance(first.chosen)
+    states = game.step(states, first.chosen)
+    before = mcts._tree.root_statistics(np.arange(2))[0]
+    assert (before.sum(axis=1) > 0).all()                                      # the subtree was kept
+    second = mcts.search(states, add_noise=True, num_simulations=8)
+    added = second.visits - before
+    assert added.sum(axis=1).tolist() == [8.0, 8.0]
+    for row in added:
+        assert sorted(row[row > 0].astype(int).tolist(), reverse=True) == [3, 3, 1, 1]
+    check_tree_invariants(mcts._tree, 0)
+
+
 def test_completed_q_sigma_and_improved_policy_match_a_hand_computation() -> None:
     legal = np.array([[True, True, True, False]])
     visits = np.array([[2.0, 1.0, 0.0, 0.0]], np.float32)
@@ -111,11 +129,13 @@ def test_a_lost_gumbel_root_still_blocks() -> None:
     np.testing.assert_allclose(result.policy.sum(), 1.0, rtol=1e-6)
 
 
+@pytest.mark.parametrize("game_name, leaves", [("tictactoe", 1), ("gomoku-6x6-4", 4)])
 @pytest.mark.parametrize("options", [{}, {"full_search_fraction": 0.5}])
 @pytest.mark.parametrize("reuse", [True, False])
-def test_gumbel_selfplay_records_valid_policies(options: dict, reuse: bool) -> None:
-    game = make_game("tictactoe")
-    search = SearchConfig(num_simulations=12, root="gumbel", reuse_tree=reuse, gumbel_considered=4)
+def test_gumbel_selfplay_records_valid_policies(game_name: str, leaves: int, options: dict, reuse: bool) -> None:
+    game = make_game(game_name)
+    search = SearchConfig(num_simulations=12, root="gumbel", reuse_tree=reuse, gumbel_considered=4,
+                          leaves_per_step=leaves)
     records = play_selfplay_games(game, HashEvaluator(game), 6, SelfPlayConfig(search=search, **options),
                                   np.random.default_rng(3))
     assert records.pi.shape[0] == records.states.shape[0] > 0
