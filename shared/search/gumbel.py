@@ -201,7 +201,11 @@ class GumbelRoot:
         chosen = _argmax_where(scores, survivors)
         policy = improved_policy(self.logits, sigmas, self.legal)
         policy = np.where(some_safe & lost, 0.0, policy)
-        policy = (policy / policy.sum(axis=1, keepdims=True)).astype(np.float32)
+        mass = policy.sum(axis=1, keepdims=True)
+        underflow = mass[:, 0] <= 0                                      # every safe action's weight underflowed
+        policy[underflow] = (self.legal & ~lost)[underflow]
+        mass[underflow] = policy[underflow].sum(axis=1, keepdims=True)
+        policy = (policy / mass).astype(np.float32)
         lost_root = result.proven_value == -1
         if lost_root.any():
             resist = self.legal[lost_root] & ~result.loses_at_once[lost_root]

@@ -11,7 +11,7 @@ import pytest
 from shared.config import ConfigError, PipelineConfig, load_config
 from shared.config.services import GatekeeperConfig
 from shared.games import make_game
-from shared.search import (BatchedMCTS, SearchConfig, SearchError, SelfPlayConfig, choose_moves,
+from shared.search import (BatchedMCTS, SearchConfig, SearchError, SearchResult, SelfPlayConfig, choose_moves,
                            play_selfplay_games)
 from shared.search.gumbel import completed_q, considered_visit_sequence, improved_policy, root_logits, sigma
 from tests.search.helpers import HashEvaluator, UniformEvaluator, check_tree_invariants
@@ -173,3 +173,10 @@ def test_config_section_builds_the_gumbel_search_and_rejects_bad_values() -> Non
         with pytest.raises(ConfigError) as info:
             load_config(PipelineConfig, "connect4", env=None, overrides={key: value})
         assert str(info.value).startswith(key + ":")
+
+
+def test_choose_moves_keeps_the_searchs_own_moves_and_chooses_the_others() -> None:
+    visits = np.array([[1.0, 5.0, 2.0], [1.0, 5.0, 2.0]], np.float32)
+    result = SearchResult(visits, np.zeros(2, np.float32), np.zeros_like(visits), visits / 8,
+                          chosen=np.array([2, -1]))
+    assert choose_moves(result, 0.0, np.random.default_rng(0)).tolist() == [2, 1]
