@@ -30,6 +30,10 @@ mover has a proven winning action, that action is taken at once (the lowest such
 lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
 (its value is exact), as it does at a terminal one.
 
+Forced root actions (the Gumbel root, shared.search.gumbel): `select_leaves(..., forced=)` gives each tree a
+root action to take instead of the PUCT choice (-1 = PUCT); only the root's choice changes, the rest of the
+path (virtual loss, creating the child, the solver's stops below the root) is as above.
+
 Virtual loss: every node below the root on a path gets one extra visit and `virtual_loss` added to its value sum
 (the node's own view: a win for its mover is a loss for the player who chose it), and the root one extra visit;
 each node gets them as the descent leaves it (once its own statistics were read), the leaf when it is reached,
@@ -378,6 +382,6 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, forced, n
         for r in range(start, stop):
             touched += touch_tree(slots[r], nodes, top_actions, top_prior, num_nodes)
         touched += descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, forced, nodes,
-                                 children, prior, edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action,
-                                 leaf_child, leaf_kind, leaf_value, rows, at, prior_bits, node_states)
+                                 children, prior, edge_proven, top_actions, top_prior, num_nodes, leaf_parent,
+                                 leaf_action, leaf_child, leaf_kind, leaf_value, rows, at, prior_bits, node_states)
     return touched                                                       # returned so the touches are not removed
