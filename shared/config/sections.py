@@ -65,10 +65,29 @@ class SearchSection(Section):
         "losses (match players always use it).",
     )
     temperature_moves: int = Field(
-        default=8, ge=0, le=1000, description="Plies played with temperature 1 (proportional to visits) per game."
+        default=8, ge=0, le=1000, description="Plies played with temperature 1 (proportional to visits) per game "
+        '(no effect with root = "gumbel": its Gumbel noise is the exploration at every move).'
     )
     temperature_final: float = Field(
-        default=0.0, ge=0, le=5, description="Temperature after temperature_moves plies (0 = most visited move)."
+        default=0.0, ge=0, le=5, description="Temperature after temperature_moves plies (0 = most visited move; "
+        'no effect with root = "gumbel").'
+    )
+    root: Literal["puct", "gumbel"] = Field(
+        default="puct",
+        description='Root rule of self-play searches: "puct" (Dirichlet noise, move and pi from the visits) or '
+        '"gumbel" (Gumbel AlphaZero: Gumbel noise, sequential halving over the considered actions, the move and '
+        "pi from the completed Q; no Dirichlet noise, no temperature). Below the root PUCT either way; match "
+        "players always use puct.",
+    )
+    gumbel_considered: int = Field(
+        default=16, ge=1, le=1000, description='Actions the Gumbel root considers (root = "gumbel").'
+    )
+    gumbel_c_visit: float = Field(
+        default=50.0, ge=0, le=10_000,
+        description='Gumbel root: sigma(q) = (gumbel_c_visit + max visits) * gumbel_c_scale * q, q in [0, 1].',
+    )
+    gumbel_c_scale: float = Field(
+        default=1.0, gt=0, le=100, description="Gumbel root: the scale of sigma(q) (see gumbel_c_visit)."
     )
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:
@@ -89,6 +108,10 @@ class SearchSection(Section):
             virtual_loss=self.virtual_loss,
             reuse_tree=self.reuse_tree,
             solver=self.solver,
+            root=self.root,
+            gumbel_considered=self.gumbel_considered,
+            gumbel_c_visit=self.gumbel_c_visit,
+            gumbel_c_scale=self.gumbel_c_scale,
         )
 
 

@@ -109,9 +109,10 @@ class GatekeeperConfig(ServiceConfig):
 
     def match_search_config(self, simulations: int | None = None) -> Any:
         """The search of the network players of a match: [search] with gate.simulations (or `simulations`), and
-        always the solver (the tactic guarantee of the gate, eval, analyze, play; [search] solver is self-play's)."""
+        always the solver (the tactic guarantee of the gate, eval, analyze, play; [search] solver is self-play's)
+        and the PUCT root (the players choose their moves from the visits; [search] root is self-play's)."""
         config = self.search.search_config(self.gate.simulations if simulations is None else simulations)
-        return replace(config, solver=True)
+        return replace(config, solver=True, root="puct")
 
 
 class PipelineConfig(ServiceConfig):

@@ -7,7 +7,8 @@
 
 Modules, each with one job: types (SearchConfig, SearchResult, Evaluator), mcts (BatchedMCTS), priors
 (masked_softmax, dirichlet_noise), action_selection (select_actions, choose_moves, pick_among_best), tree /
-puct / backup / reuse (the tree storage and its compiled kernels), selfplay, openings, rollout, root_solver.
+puct / backup / reuse (the tree storage and its compiled kernels), gumbel (the Gumbel AlphaZero root of
+SearchConfig.root = "gumbel"), selfplay, openings, rollout, root_solver.
 Players and matches between them are in shared.players (shared.players.player, shared.players.arena), which
 imports this package; nothing here imports shared.players.
 

@@ -58,7 +58,18 @@ def choose_moves(result: SearchResult, temperature: float | np.ndarray, rng: np.
     else `select_actions` on the visits with the row's temperature
     (0 = most visited, ties at random; T > 0 = sample visits^(1/T)). Rows without proven moves give exactly
     what select_actions(result.visits, temperature, rng) gives, with the same draws from rng.
+
+    Rows whose search chose its move itself (result.chosen >= 0: the Gumbel root, which applies the solver rules
+    itself, see shared.search.gumbel) get that move whatever the temperature, without drawing from rng.
     """
+    chosen = np.asarray(result.chosen)
+    own = chosen >= 0
+    if own.any():
+        actions = chosen.astype(np.int64)
+        if not own.all():
+            temps = np.broadcast_to(np.asarray(temperature, np.float64), own.shape)
+            actions[~own] = choose_moves(result.rows(~own), temps[~own], rng)
+        return actions
     visits = np.asarray(result.visits, np.float64)
     proven = np.asarray(result.proven)
     temps = np.array(np.broadcast_to(np.asarray(temperature, np.float64), (visits.shape[0],)))

@@ -27,6 +27,11 @@ them (SearchResult.proven, proven_value) for `shared.search.action_selection.cho
 the result also marks the moves that lose at once (SearchResult.loses_at_once), so that a lost player still
 blocks what it can.
 
+Gumbel root (SearchConfig.root = "gumbel", shared.search.gumbel): the root action of each simulation is forced
+by sequential halving over the considered actions (a per-tree input of the compiled descent), the interior stays
+PUCT; the search itself then chooses the move and the training policy (SearchResult.chosen, .policy). Tree
+reuse works with it: the halving counts only the visits of the current search, completed Q uses all of them.
+
 The search's types (SearchConfig, SearchResult, Evaluator) are in shared.search.types.
 """
 from __future__ import annotations
@@ -36,6 +41,7 @@ import numpy as np
 from shared.games.base import Game
 from shared.search.backup import backup_step
 from shared.search.errors import EvaluatorError, SearchError
+from shared.search.gumbel import GumbelRoot
 from shared.search.priors import dirichlet_noise
 from shared.search.puct import LEAF_NEW, LEAF_PENDING, Selection, select_leaves
 from shared.search.reuse import keep_subtrees
@@ -59,8 +65,10 @@ class BatchedMCTS:
                slots: np.ndarray | None = None) -> SearchResult:
         """Search non-terminal states [B, S] int16 (tree slots `slots` [B] distinct ints, default 0..B-1).
 
-        add_noise mixes Dirichlet noise into the root priors (legal moves only). Runs `num_simulations`
-        (default config.num_simulations) new simulations per tree and returns the root statistics.
+        add_noise mixes Dirichlet noise into the root priors (legal moves only); with config.root "gumbel" it
+        draws the Gumbel noise instead (no Dirichlet noise) and the result also holds the search's own move
+        (SearchResult.chosen) and training policy (SearchResult.policy), see shared.search.gumbel. Runs
+        `num_simulations` (default config.num_simulations) new simulations per tree and returns the root statistics.
         """
         states = self._check_states(states)
         sims = self.config.num_simulations if num_simulations is None else int(num_simulations)
@@ -72,16 +80,24 @@ class BatchedMCTS:
             return SearchResult(empty, np.zeros(0, np.float32), empty.copy(), empty.copy())
         self._ensure_storage(int(slots.max()) + 1, sims)
         self._prepare_roots(slots, states, sims)
-        self._set_root_priors(slots, add_noise)
+        gumbel = None
+        if self.config.root == "gumbel":
+            self._set_root_priors(slots, add_noise=False)                  # the Gumbel noise is the exploration
+            gumbel = GumbelRoot.start(self._tree, slots, sims, self.config, self.rng if add_noise else None)
+        else:
+            self._set_root_priors(slots, add_noise)
         done, per_step = 0, self.config.leaves_per_step
         while done < sims:
             rounds = min(per_step, sims - done)
-            self._run_step(slots, rounds)
+            forced = None if gumbel is None else gumbel.forced_actions(self._tree, slots, done, rounds)
+            self._run_step(slots, rounds, forced)
             done += rounds
         result = self._result(slots)
         lost = result.proven_value == -1
         if lost.any():
             result.loses_at_once[lost] = self.game.move_outcomes(states[lost]) == -1
+        if gumbel is not None:
+            gumbel.finish(result)
         return result
 
     def reserve(self, num_slots: int, num_simulations: int | None = None) -> None:
@@ -212,8 +228,9 @@ class BatchedMCTS:
             prior = (np.float32(1.0) - eps) * prior + eps * noise
         tree.set_root_prior(slots, np.where(legal, prior, np.float32(-np.inf)).astype(np.float32))
 
-    def _run_step(self, slots: np.ndarray, rounds: int) -> None:
-        """One search step: select `rounds` leaves per tree, evaluate the new ones in one call, expand, back up."""
+    def _run_step(self, slots: np.ndarray, rounds: int, forced: np.ndarray | None = None) -> None:
+        """One search step: select `rounds` leaves per tree, evaluate the new ones in one call, expand, back up.
+        forced [rounds, K] int32: each round's root action per tree (-1 = PUCT's choice; None = PUCT everywhere)."""
         config, count = self.config, slots.shape[0]
         leaf_values = np.empty(rounds * count, np.float32)    # leaf's side to move
         collided = np.empty(rounds * count, bool)
@@ -222,7 +239,7 @@ class BatchedMCTS:
         for k in range(rounds):
             # 1. SELECT one leaf per tree (creating new children, adding virtual loss) ...
             sel = select_leaves(self._tree, slots, config.c_puct, config.fpu_reduction, config.virtual_loss,
-                                config.solver)
+                                config.solver, None if forced is None else forced[k])
             ids = slice(k * count, (k + 1) * count)
             leaf_values[ids] = sel.leaf_value                  # exact for terminal and proven leaves
             collided[ids] = sel.leaf_kind == LEAF_PENDING

@@ -30,6 +30,10 @@ mover has a proven winning action, that action is taken at once (the lowest such
 lose for the mover are skipped unless every legal action is proven lost. A path also stops at a proven node
 (its value is exact), as it does at a terminal one.
 
+Forced root actions (the Gumbel root, shared.search.gumbel): `select_leaves(..., forced=)` gives each tree a
+root action to take instead of the PUCT choice (-1 = PUCT); only the root's choice changes, the rest of the
+path (virtual loss, creating the child, the solver's stops below the root) is as above.
+
 Virtual loss: every node below the root on a path gets one extra visit and `virtual_loss` added to its value sum
 (the node's own view: a win for its mover is a loss for the player who chose it), and the root one extra visit;
 each node gets them as the descent leaves it (once its own statistics were read), the leaf when it is reached,
@@ -74,19 +78,23 @@ class Selection:
 
 
 def select_leaves(tree: TreeStorage, slots: np.ndarray, c_puct: float, fpu_reduction: float,
-                  virtual_loss: float, solver: bool) -> Selection:
+                  virtual_loss: float, solver: bool, forced: np.ndarray | None = None) -> Selection:
     """Descend every tree in `slots` [R] (distinct) to a leaf edge, create the new children and add virtual loss.
 
+    forced [R] int32 (None = all -1): the root action row r's path takes, -1 = the PUCT choice at the root (the
+    Gumbel root's sequential halving sets it, see shared.search.gumbel); below the root PUCT always chooses.
     A path stops at the first edge whose child is UNVISITED (the child is created, unexpanded), terminal, proven,
     or created earlier in the same step but not yet evaluated (a collision).
     """
     count = slots.shape[0]
     sel = Selection(np.empty(count, np.int64), np.empty(count, np.int64), np.empty(count, np.int64),
                     np.empty(count, np.int8), np.zeros(count, np.float32))
+    if forced is None:
+        forced = np.full(count, -1, np.int32)
     _select_kernel(np.ascontiguousarray(slots, np.int64), f32(c_puct), f32(fpu_reduction), f32(virtual_loss),
-                   solver, *tree.kernel_arrays(), sel.leaf_parent, sel.leaf_action, sel.leaf_child,
-                   sel.leaf_kind, sel.leaf_value, np.empty(count, np.int64), np.empty(count, np.int32), tree.prior_bits,
-                   tree.node_states)
+                   solver, np.ascontiguousarray(forced, np.int32), *tree.kernel_arrays(), sel.leaf_parent,
+                   sel.leaf_action, sel.leaf_child, sel.leaf_kind, sel.leaf_value, np.empty(count, np.int64),
+                   np.empty(count, np.int32), tree.prior_bits, tree.node_states)
     return sel
 
 
@@ -263,13 +271,14 @@ def touch_tree(slot, nodes, top_actions, top_prior, num_nodes):
 
 
 @inline
-def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior,
+def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, forced, nodes, children, prior,
                   edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
                   leaf_value, rows, at, prior_bits, node_states):
     """Descend the trees of rows start..stop-1 level by level, over the trees still descending (their loads
     overlap), each to its leaf edge, creating the new children and adding the virtual loss: fills the leaf_*
     outputs of those rows. rows [R] int64 and at [R] int32: scratch for the trees still descending and their
-    current nodes; node_states: the tree's positions, only prefetched here. -> a sum of what the touches read."""
+    current nodes; node_states: the tree's positions, only prefetched here; forced [R] int32: a root action to take
+    instead of the PUCT choice (-1 = none). -> a sum of what the touches read."""
     touched = f32(0.0)
     count = stop - start
     for i in range(count):
@@ -287,8 +296,12 @@ def descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solve
         for i in range(count):
             r, node = rows[i], at[i]
             slot = slots[r]
-            action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
-                                        edge_proven, top_actions, top_prior, prior_bits)
+            if node == ROOT and forced[r] >= 0:
+                action = np.int64(forced[r])
+                child = children[slot, node, action]
+            else:
+                action, child = best_action(slot, node, c_puct, fpu_reduction, solver, nodes, children, prior,
+                                            edge_proven, top_actions, top_prior, prior_bits)
             add_virtual_loss(slot, node, virtual_loss, nodes)            # the node's statistics were read
             if child == UNVISITED:
                 kind = LEAF_NEW
@@ -356,7 +369,7 @@ def add_virtual_loss(slot, node, virtual_loss, nodes):
 
 
 @borrowing_kernel
-def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children, prior, edge_proven,
+def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, forced, nodes, children, prior, edge_proven,
                    top_actions, top_prior, num_nodes, leaf_parent, leaf_action, leaf_child, leaf_kind,
                    leaf_value, rows, at, prior_bits, node_states):
     # One tree's descent is a chain of dependent loads, so the processor is kept busy with many trees at once.
@@ -368,7 +381,7 @@ def _select_kernel(slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, ch
         stop = min(start + GROUP, slots.shape[0])
         for r in range(start, stop):
             touched += touch_tree(slots[r], nodes, top_actions, top_prior, num_nodes)
-        touched += descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, nodes, children,
-                                 prior, edge_proven, top_actions, top_prior, num_nodes, leaf_parent, leaf_action,
-                                 leaf_child, leaf_kind, leaf_value, rows, at, prior_bits, node_states)
+        touched += descend_group(start, stop, slots, c_puct, fpu_reduction, virtual_loss, solver, forced, nodes,
+                                 children, prior, edge_proven, top_actions, top_prior, num_nodes, leaf_parent,
+                                 leaf_action, leaf_child, leaf_kind, leaf_value, rows, at, prior_bits, node_states)
     return touched                                                       # returned so the touches are not removed

@@ -26,6 +26,14 @@ game's rows may skip plies (`game_lengths` counts rows, `plies` counts moves pla
 
 With every option off (no resign threshold, p = 1) no extra random numbers are drawn: the games are exactly
 those of the plain loop for the same seed.
+
+Gumbel root (SearchConfig.root = "gumbel", shared.search.gumbel): the search draws Gumbel noise at the roots of
+full searches instead of Dirichlet noise, chooses the move itself (argmax of g + logits + sigma(completed Q)
+among the actions that survived sequential halving, solver rules included) and records its improved policy
+softmax(logits + sigma(completed Q)) as pi. The temperature schedule (temperature_moves, temperature_final) has
+no effect then: the Gumbel noise is the exploration at every move, as in mctx's gumbel_muzero_policy. Fast
+(playout-capped) searches get no noise (g = 0): their move is the deterministic Gumbel choice. Tree reuse works
+(see shared.search.mcts).
 """
 from __future__ import annotations
 
@@ -89,7 +97,8 @@ class SelfPlayRecords:
     """
 
     states: np.ndarray        # [T, S] int16 position before the move
-    pi: np.ndarray            # [T, A] float32 normalised root visit distribution
+    pi: np.ndarray            # [T, A] float32 training policy: normalised root visits (PUCT root) or the Gumbel
+                              # root's improved policy (SearchConfig.root, shared.search.gumbel)
     z: np.ndarray             # [T] float32 final result from the side to move at that position
     game_id: np.ndarray       # [T] int32 (0..num_games-1)
     move_number: np.ndarray   # [T] int16 (0-based ply)
@@ -120,11 +129,12 @@ def game_length_bound(game: Game) -> int:
 
 
 def _record_rows(rows: dict[str, list[np.ndarray]], idx: np.ndarray, states: np.ndarray, visits: np.ndarray,
-                 actions: np.ndarray, root_value: np.ndarray, plies: np.ndarray) -> None:
-    """Append one searched move per game in idx [K] to the column lists of `rows`."""
+                 policy: np.ndarray, actions: np.ndarray, root_value: np.ndarray, plies: np.ndarray) -> None:
+    """Append one searched move per game in idx [K] to the column lists of `rows` (policy [K, A] float32: the
+    search's training policy, SearchResult.policy)."""
     totals = visits.sum(axis=1)                                       # [K] float32, > 0 after a search
     rows["states"].append(states.copy())
-    rows["pi"].append((visits / totals[:, None]).astype(np.float32))
+    rows["pi"].append(policy.astype(np.float32, copy=True))
     rows["game_id"].append(idx.astype(np.int32))
     rows["move_number"].append(plies.astype(np.int16))
     rows["action"].append(actions.astype(np.int16))
@@ -293,8 +303,8 @@ def _play_move(game: Game, mcts: BatchedMCTS, games: np.ndarray, active: np.ndar
     to_move = states[idx, game.num_cells + F_PLAYER]
     resign = _resignations(config, track, idx, result, to_move)
     keep, play = full & ~resign, ~resign
-    _record_rows(rows, idx[keep], states[idx[keep]], result.visits[keep], actions[keep], result.root_value[keep],
-                 plies[idx[keep]])
+    _record_rows(rows, idx[keep], states[idx[keep]], result.visits[keep], result.policy[keep], actions[keep],
+                 result.root_value[keep], plies[idx[keep]])
     mcts.advance(actions[play], slots=local[play])
     moved = idx[play]
     states[moved] = game.step(states[moved], actions[play])

@@ -5,7 +5,7 @@ Values are from the point of view of the player to move at the position they des
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 import numpy as np
@@ -24,6 +24,10 @@ class Evaluator(Protocol):
         clipped."""
 
 
+#: The root rules of SearchConfig.root.
+ROOT_RULES = ("puct", "gumbel")
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """Search parameters (see the module docstrings of shared.search.mcts and shared.search.puct for their exact
@@ -38,6 +42,13 @@ class SearchConfig:
     virtual_loss: float = 1.0
     reuse_tree: bool = True
     solver: bool = True              # prove wins/losses (MCTS-solver) and take/avoid them; see shared.search.mcts
+    #: the root rule: "puct" (PUCT with Dirichlet noise; the caller chooses the move from the visits) or "gumbel"
+    #: (Gumbel AlphaZero's root: sequential halving, the search chooses the move and the training policy; see
+    #: shared.search.gumbel). The interior is PUCT either way.
+    root: str = "puct"
+    gumbel_considered: int = 16      # actions considered at a Gumbel root (sequential halving's m)
+    gumbel_c_visit: float = 50.0     # sigma(q) = (gumbel_c_visit + max N) * gumbel_c_scale * q
+    gumbel_c_scale: float = 1.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -53,6 +64,14 @@ class SearchConfig:
             problems.append(f"leaves_per_step must be >= 1 (got {self.leaves_per_step})")
         if not self.virtual_loss >= 0:
             problems.append(f"virtual_loss must be >= 0 (got {self.virtual_loss})")
+        if self.root not in ROOT_RULES:
+            problems.append(f"root must be one of {', '.join(ROOT_RULES)} (got {self.root!r})")
+        if self.gumbel_considered < 1:
+            problems.append(f"gumbel_considered must be >= 1 (got {self.gumbel_considered})")
+        if not (np.isfinite(self.gumbel_c_visit) and self.gumbel_c_visit >= 0):
+            problems.append(f"gumbel_c_visit must be finite and >= 0 (got {self.gumbel_c_visit})")
+        if not (np.isfinite(self.gumbel_c_scale) and self.gumbel_c_scale > 0):
+            problems.append(f"gumbel_c_scale must be finite and > 0 (got {self.gumbel_c_scale})")
         if not np.isfinite(self.fpu_reduction):
             problems.append(f"fpu_reduction must be finite (got {self.fpu_reduction})")
         if problems:
@@ -75,6 +94,11 @@ class SearchResult:
     #: [B, A] bool, only at roots proven lost: the moves after which the opponent wins at once (the game's
     #: `move_outcomes` -1); all False elsewhere. Lets a lost player resist longest (block what it can).
     loses_at_once: np.ndarray | None = None
+    #: [B, A] float32 the training policy: the normalised visits (PUCT root; 0 for a row without visits) or the
+    #: Gumbel root's improved policy (shared.search.gumbel)
+    policy: np.ndarray | None = None
+    #: [B] int64 the move the search chose itself (Gumbel root), -1 where the caller chooses (choose_moves)
+    chosen: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.proven is None:
@@ -83,3 +107,13 @@ class SearchResult:
             self.proven_value = np.zeros(self.visits.shape[:1], np.int8)
         if self.loses_at_once is None:
             self.loses_at_once = np.zeros(self.visits.shape, bool)
+        if self.policy is None:
+            totals = self.visits.sum(axis=1)
+            self.policy = np.divide(self.visits, totals[:, None], out=np.zeros(self.visits.shape, np.float32),
+                                    where=totals[:, None] > 0).astype(np.float32, copy=False)
+        if self.chosen is None:
+            self.chosen = np.full(self.visits.shape[:1], -1, np.int64)
+
+    def rows(self, which: np.ndarray) -> SearchResult:
+        """The result of the rows `which` (a [B] bool mask or indices): every field indexed by it."""
+        return SearchResult(**{f.name: getattr(self, f.name)[which] for f in fields(self)})
