@@ -87,7 +87,10 @@ class SearchSection(Section):
         description='Gumbel root: sigma(q) = (gumbel_c_visit + max visits) * gumbel_c_scale * q, q in [0, 1].',
     )
     gumbel_c_scale: float = Field(
-        default=1.0, gt=0, le=100, description="Gumbel root: the scale of sigma(q) (see gumbel_c_visit)."
+        default=0.1, gt=0, le=100,
+        description="Gumbel root: the scale of sigma(q) (see gumbel_c_visit); 0.1 as mctx's default: at 1.0 sigma "
+        "outweighs the Gumbel noise and the prior once every considered move has a visit, and self-play's moves lose "
+        "their variety.",
     )
 
     def search_config(self, simulations: int | None = None) -> SearchConfig:

@@ -48,7 +48,7 @@ class SearchConfig:
     root: str = "puct"
     gumbel_considered: int = 16      # actions considered at a Gumbel root (sequential halving's m)
     gumbel_c_visit: float = 50.0     # sigma(q) = (gumbel_c_visit + max N) * gumbel_c_scale * q
-    gumbel_c_scale: float = 1.0
+    gumbel_c_scale: float = 0.1      # mctx's default (SearchSection.gumbel_c_scale says why)
 
     def __post_init__(self) -> None:
         problems = []
