@@ -165,7 +165,7 @@ def test_config_section_builds_the_gumbel_search_and_rejects_bad_values() -> Non
                       overrides={"search.root": "gumbel", "search.gumbel_considered": "8"})
     search = cfg.search.search_config()
     assert (search.root, search.gumbel_considered, search.gumbel_c_visit, search.gumbel_c_scale) == (
-        "gumbel", 8, 50.0, 1.0)
+        "gumbel", 8, 50.0, 0.1)
     gate = load_config(GatekeeperConfig, "connect4", env=None, overrides={"search.root": "gumbel"})
     assert gate.match_search_config().root == "puct"                 # match players keep the PUCT root
     for key, value in [("search.root", "bandit"), ("search.gumbel_considered", "0"),
