@@ -26,7 +26,7 @@ def board_keys(game: Game, states: np.ndarray) -> list[bytes]:
     return [row.tobytes() for row in cells]
 
 
-def _positions_by_ply(game: Game) -> list[np.ndarray]:
+def reachable_positions(game: Game) -> list[np.ndarray]:
     """Distinct reachable positions, one [n_k, S] int16 array per ply k."""
     levels = [game.initial_states(1)]
     while True:
@@ -45,7 +45,7 @@ def solve_values(game: Game) -> dict[bytes, int]:
         raise GameError(f"minimax solving is only available for tictactoe, not {game.name}; "
                         "use PureMCTSPlayer or MCTSPlayer for other games")
     values: dict[bytes, int] = {}
-    for level in reversed(_positions_by_ply(game)):
+    for level in reversed(reachable_positions(game)):
         keys = board_keys(game, level)
         done = game.is_terminal(level)
         result = game.terminal_value(level).astype(np.int64)          # side to move at each position
