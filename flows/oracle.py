@@ -59,7 +59,7 @@ def _measure(config: PipelineConfig, game: Game, oracle: OracleSet, model_path: 
     from shared.players.oracle import measure_oracle
 
     evaluate = load_network_evaluator(model_path, game)
-    search = config.match_search_config(config.pipeline.oracle_simulations)
+    search = config.gatekeeper().match_search_config(config.pipeline.oracle_simulations)
     return measure_oracle(game, evaluate, oracle, search, seed=config.pipeline.seed).to_dict()
 
 
