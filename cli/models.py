@@ -246,6 +246,10 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
              "anchor_elo": None if r.anchor_elo is None else round(r.anchor_elo, 1),
              "oracle_raw": _rounded(r.oracle_raw, r.oracle_raw_ci_low, r.oracle_raw_ci_high),
              "oracle_search": _rounded(r.oracle_search, r.oracle_search_ci_low, r.oracle_search_ci_high),
+             "oracle_raw_optimal": _rounded(r.oracle_raw_optimal, r.oracle_raw_optimal_ci_low,
+                                            r.oracle_raw_optimal_ci_high),
+             "oracle_search_optimal": _rounded(r.oracle_search_optimal, r.oracle_search_optimal_ci_low,
+                                               r.oracle_search_optimal_ci_high),
              "oracle_positions": r.oracle_positions}
             for r, h in zip(records, hours)]
     if plot_path is not None:

@@ -40,12 +40,16 @@ def last_oracle(layout: DataLayout) -> dict[str, Any] | None:
 
 def oracle_status_line(oracle: dict[str, Any]) -> str:
     """`last_oracle`'s dict as "generation 3: raw policy 83.1% [80.2, 85.7], 16 sims 87.0% [84.1, 89.4] of 200
-    positions (random move 41.2%)"."""
+    positions (random move 41.2%)", with "; optimal move: raw 70.2%, 16 sims 75.0%" when the set has scores."""
     def pct(key: str) -> str:
         return f"{100 * oracle[key]:.1f}% [{100 * oracle[key + '_ci_low']:.1f}, {100 * oracle[key + '_ci_high']:.1f}]"
 
-    return (f"generation {oracle['generation']}: raw policy {pct('raw')}, {oracle['simulations']} sims "
+    text = (f"generation {oracle['generation']}: raw policy {pct('raw')}, {oracle['simulations']} sims "
             f"{pct('search')} of {oracle['positions']} positions (random move {100 * oracle['random']:.1f}%)")
+    if oracle.get("raw_optimal") is not None and oracle.get("search_optimal") is not None:
+        text += (f"; optimal move: raw {100 * oracle['raw_optimal']:.1f}%, {oracle['simulations']} sims "
+                 f"{100 * oracle['search_optimal']:.1f}%")
+    return text
 
 
 def run_record(layout: DataLayout) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from shared.curves import GenerationMetrics, append_metrics, read_metrics
 from shared.games import family_of, make_game
 from shared.games.oracle_set import OracleSet, load_oracle_set, save_oracle_set
-from shared.players.oracle import hit_rate, measure_oracle, random_move_rate
+from shared.players.oracle import hit_rate, measure_oracle, oracle_line, random_move_rate
 from shared.search.types import SearchConfig
 
 
@@ -40,14 +40,15 @@ def test_a_network_that_knows_the_labels_scores_100_percent():
     game = make_game("tictactoe")
     oracle = family_of(game).oracle_set(game, 60, 3)
 
-    def perfect(states):                   # logits: the exact move values (-inf illegal moves set low)
-        values = move_values(game, states)
-        logits = 5.0 * np.where(np.isfinite(values), values, -2.0).astype(np.float32)
-        return logits, values.max(axis=1).astype(np.float32)
+    def perfect(states):                   # logits: the exact move scores (illegal moves set low)
+        scores = move_values(game, states, scored=True)
+        logits = np.where(np.isfinite(scores), scores, -20.0).astype(np.float32)
+        return logits, np.sign(scores.max(axis=1)).astype(np.float32)
 
     figures = measure_oracle(game, perfect, oracle, SearchConfig(num_simulations=4))
-    assert figures.raw.rate == 1.0 and figures.positions == 60 and figures.raw_optimal is None
-    assert figures.search.total == 60 and 0.0 < figures.random_move < 1.0
+    assert figures.raw.rate == 1.0 and figures.raw_optimal.rate == 1.0 and figures.positions == 60
+    assert figures.search.total == figures.search_optimal.total == 60 and 0.0 < figures.random_move < 1.0
+    assert "optimal move: raw 100.0%" in oracle_line(figures)
 
 
 def test_tictactoe_set_is_exhaustive_deterministic_and_agrees_with_minimax():
@@ -64,6 +65,12 @@ def test_tictactoe_set_is_exhaustive_deterministic_and_agrees_with_minimax():
     assert np.array_equal(first.states, again.states) and not np.array_equal(first.states, other.states)
     labels = move_values(game, first.states)
     assert np.array_equal(first.keeps, labels == labels.max(axis=1, keepdims=True))
+    # optimal moves keep the outcome, and where a move wins at once the optimal moves are exactly those
+    assert not (everything.optimal & ~everything.keeps).any() and everything.optimal.any(axis=1).all()
+    wins_now = game.winning_moves(everything.states)
+    rows = wins_now.any(axis=1)
+    assert rows.any() and np.array_equal(everything.optimal[rows], wins_now[rows])
+    assert (everything.optimal.sum() < everything.keeps.sum())
 
 
 @pytest.mark.parametrize("name", [pytest.param("connect4", marks=pytest.mark.integration), "othello-6x6"])
@@ -100,9 +107,8 @@ def test_go_has_no_oracle_set():
 def test_set_file_round_trips(tmp_path):
     game = make_game("tictactoe")
     oracle = family_of(game).oracle_set(game, 30, 0)
-    optimal = oracle.keeps & (np.arange(game.num_actions) % 2 == 0)
-    with_scores = OracleSet(oracle.states, oracle.keeps, optimal, oracle.source)
-    for original in (oracle, with_scores):
+    outcome_only = OracleSet(oracle.states, oracle.keeps, None, oracle.source)
+    for original in (oracle, outcome_only):
         save_oracle_set(tmp_path / "set.npz", original)
         loaded = load_oracle_set(tmp_path / "set.npz", game)
         assert np.array_equal(loaded.states, original.states) and np.array_equal(loaded.keeps, original.keeps)
