@@ -68,18 +68,26 @@ def load_oracle_set(path: Path, game: Game) -> OracleSet:
     return OracleSet(states, keeps, optimal, source)
 
 
-def careful_position(game: Game, rng: np.random.Generator, plies: int) -> np.ndarray:
-    """A non-terminal position after `plies` moves of a player that never blunders in one move: each move is drawn
-    uniformly from those that neither end the game nor let the opponent win at once (`Game.move_outcomes` == 0),
-    or, when every move loses at once, from the legal ones that do not end the game; a game where every move ends
-    it starts over. Returns [S] int16."""
-    state = game.initial_states(1)
-    while int(state[0, game.num_cells + F_PLY]) < plies:
-        legal = game.legal_mask(state)[0]
-        candidates = np.flatnonzero(legal)
-        children = game.step(np.repeat(state, candidates.size, axis=0), candidates)
-        open_ = ~game.is_terminal(children)
-        quiet = open_ & (game.move_outcomes(state)[0][candidates] == 0)
-        pool = np.flatnonzero(quiet) if quiet.any() else np.flatnonzero(open_)
-        state = children[[rng.choice(pool)]] if pool.size else game.initial_states(1)
-    return state[0]
+def search_play_positions(game: Game, rng: np.random.Generator, plies: np.ndarray,
+                          simulations: int = 64) -> np.ndarray:
+    """Positions of games played together by a network-free search player: each move is drawn from the visit counts
+    of a rollout MCTS (`simulations` per move, MCTS-solver on, no root noise) over the moves it has not proven lost
+    (all legal moves when every one is), so the games are strong but varied. Game g stops after plies[g] moves or
+    when it ends. plies [G] int64 -> states [G, S] int16 (the finished ones included: callers drop them)."""
+    from shared.search import BatchedMCTS, RolloutEvaluator, SearchConfig
+
+    states = game.initial_states(plies.size)
+    mcts = BatchedMCTS(game, RolloutEvaluator(game, rng), SearchConfig(num_simulations=simulations, reuse_tree=False),
+                       rng)
+    while True:
+        live = np.flatnonzero((states[:, game.num_cells + F_PLY] < plies) & ~game.is_terminal(states))
+        if live.size == 0:
+            return states
+        result = mcts.search(states[live], add_noise=False)
+        legal = game.legal_mask(states[live])                                   # [L, A] bool
+        allowed = legal & (result.proven >= 0)                                  # proven: the mover's view
+        allowed = np.where(allowed.any(axis=1, keepdims=True), allowed, legal)
+        weights = np.where(allowed, result.visits.astype(np.float64) + 1e-9, 0.0)
+        cumulative = (weights / weights.sum(axis=1, keepdims=True)).cumsum(axis=1)
+        actions = (cumulative > rng.random((live.size, 1))).argmax(axis=1)
+        states[live] = game.step(states[live], actions)
