@@ -7,9 +7,9 @@ from shared.games.base import Game
 from shared.games.oracle_set import OracleSet, from_solved_values
 from shared.games.random_positions import random_endgame
 
-#: Empty squares of the sampled positions per board height, chosen so that a set of a few hundred positions is
-#: built in about a minute on two cores (docs/operating.md, "Oracle figures").
-ORACLE_EMPTIES = {8: (12, 14), 6: (12, 16)}
+#: Empty squares of the sampled positions per board height, chosen so that a set of 200 positions is built in
+#: about half a minute on two cores (at 17-22 empty squares most 8x8 positions exceed ORACLE_MAX_NODES).
+ORACLE_EMPTIES = {8: (14, 16), 6: (12, 16)}
 #: The solver's node budget per position; positions it does not settle are skipped.
 ORACLE_MAX_NODES = 2_000_000
 
