@@ -224,7 +224,9 @@ def _run_start(registry: ModelRegistry):
 def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None) -> None:
     """Strength against wall-clock time: for each finished generation, the hours of training up to its end (the
     generations' own durations summed, so pauses between sittings do not count), whether its candidate was
-    promoted, and the anchor match of each new best (score with its 95% interval, Elo). Read from the run's
+    promoted, the anchor match of each new best (score with its 95% interval, Elo), and the best model's oracle
+    figures (share of labelled positions where its raw policy / its small search keeps the exact outcome, 95%
+    intervals in --json). Read from the run's
     metrics file (reports/generations.jsonl). Hours marked "~" are estimated: generations recorded before their
     duration was stored count the time since the previous record instead."""
     from shared.curves import elapsed_hours, read_metrics
@@ -241,7 +243,14 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
     rows = [{"generation": r.generation, "hours": round(h.hours, 3), "hours_estimated": h.estimated,
              "promoted": r.promoted, "anchor": r.anchor, "anchor_score": r.anchor_score,
              "anchor_ci": None if r.anchor_interval is None else [round(x, 4) for x in r.anchor_interval],
-             "anchor_elo": None if r.anchor_elo is None else round(r.anchor_elo, 1)}
+             "anchor_elo": None if r.anchor_elo is None else round(r.anchor_elo, 1),
+             "oracle_raw": _rounded(r.oracle_raw, r.oracle_raw_ci_low, r.oracle_raw_ci_high),
+             "oracle_search": _rounded(r.oracle_search, r.oracle_search_ci_low, r.oracle_search_ci_high),
+             "oracle_raw_optimal": _rounded(r.oracle_raw_optimal, r.oracle_raw_optimal_ci_low,
+                                            r.oracle_raw_optimal_ci_high),
+             "oracle_search_optimal": _rounded(r.oracle_search_optimal, r.oracle_search_optimal_ci_low,
+                                               r.oracle_search_optimal_ci_high),
+             "oracle_positions": r.oracle_positions}
             for r, h in zip(records, hours)]
     if plot_path is not None:
         from flows.strength_plot import write_anchor_hours_plot
@@ -263,8 +272,19 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
                       "yes" if row["promoted"] else "no", row["anchor"] or "-",
                       "-" if row["anchor_score"] is None else f"{row['anchor_score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
                       if ci else f"{row['anchor_score']:.3f}",
-                      "-" if row["anchor_elo"] is None else f"{row['anchor_elo']:+.0f}"])
-    click.echo(text_table(["generation", "hours", "promoted", "anchor", "score [95% CI]", "Elo"], table))
+                      "-" if row["anchor_elo"] is None else f"{row['anchor_elo']:+.0f}",
+                      _percent(row["oracle_raw"]), _percent(row["oracle_search"])])
+    click.echo(text_table(["generation", "hours", "promoted", "anchor", "score [95% CI]", "Elo", "oracle raw",
+                           "oracle search"], table))
+
+
+def _rounded(value: float | None, low: float | None, high: float | None) -> list[float] | None:
+    """[rate, ci_low, ci_high] rounded to 4 places, None when not measured."""
+    return None if value is None or low is None or high is None else [round(x, 4) for x in (value, low, high)]
+
+
+def _percent(figure: list[float] | None) -> str:
+    return "-" if figure is None else f"{100 * figure[0]:.1f}%"
 
 
 @models.command("init")

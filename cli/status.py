@@ -77,6 +77,10 @@ def render(status: dict) -> None:
     console.print(f"redis: {status['redis']}")
     for game, record in status["pipeline"].items():
         console.print(f"pipeline {game}: {phase_line(record)}" + (f", recorded {record['time']}" if record else ""))
+        if status.get("oracle", {}).get(game):
+            from services.run_record import oracle_status_line
+
+            console.print(f"  oracle: {oracle_status_line(status['oracle'][game])}")
     workers = Table(title=f"workers alive: {len(status['workers'])}", title_justify="left")
     for name in ("name", "host", "device", "queues", "current job", "last heartbeat"):
         workers.add_column(name)
@@ -130,7 +134,11 @@ def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_js
     except REDIS_DOWN_ERRORS as exc:
         raise click.ClickException(f"no Redis reachable at {redact_url(url)} ({redact_text(exc)}); is the run "
                                    "still going? pass --redis-url or set REDIS_URL") from None
-    result = {"redis": redact_url(url), "data_dir": str(data_dir), "pipeline": pipeline, **figures}
+    from services.run_record import last_oracle
+    from shared.layout import DataLayout
+
+    oracle = {name: last_oracle(DataLayout(data_dir, name)) for name in pipeline}
+    result = {"redis": redact_url(url), "data_dir": str(data_dir), "pipeline": pipeline, "oracle": oracle, **figures}
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
     else:

@@ -24,14 +24,16 @@ def _rate(count: int, seconds: float | None) -> float | None:
 
 
 def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict[str, Any], gate: dict[str, Any],
-                       decision: dict[str, Any], generation_seconds: float | None = None) -> GenerationMetrics:
+                       decision: dict[str, Any], generation_seconds: float | None = None,
+                       oracle: dict[str, Any] | None = None) -> GenerationMetrics:
     """The record of one generation from the flow's step results.
 
     selfplay: run_selfplay's totals (games, positions, first_player_wins, draws, second_player_wins, and
     seconds / new_games / new_positions: the stage's elapsed time and the games played in it); training: a
     TrainResult dict; gate: the gate report (score, ci_low, ci_high, elo, games, candidate, best); decision:
     decide_flow's result (promoted, and anchor: the anchor match summary or None); generation_seconds: the
-    generation's whole wall time.
+    generation's whole wall time; oracle: the oracle_* fields of flows.oracle.oracle_figures, None when not
+    measured.
     """
     seconds = selfplay.get("seconds")
     anchor = decision.get("anchor") or {}
@@ -50,7 +52,7 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
         gate_elo=gate.get("elo"), promoted=bool(decision.get("promoted")),
         anchor=anchor.get("opponent"), anchor_score=anchor.get("score"), anchor_ci_low=anchor.get("ci_low"),
         anchor_ci_high=anchor.get("ci_high"), anchor_elo=anchor.get("elo"),
-        anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"))
+        anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"), **(oracle or {}))
 
 
 def publish_curves(layout: DataLayout, records: list[GenerationMetrics]) -> str:

@@ -18,6 +18,7 @@ from flows.curves import generation_metrics, record_generation
 from flows.gate import gate_flow
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import artifact_key, run_name
+from flows.oracle import oracle_figures
 from flows.progress import Waiter
 from flows.promote import decide_flow
 from flows.store_sync import fetch_shards, publish_models
@@ -201,7 +202,8 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
 @cancel_on_interrupt
 def generation_flow(config: PipelineConfig, generation: int, data_dir: str, selfplay_model: str | None = None,
                     selfplay_ahead: bool = False) -> dict[str, Any]:
-    """One generation: self-play -> train -> gate -> promote or reject. Returns a summary dict.
+    """One generation: self-play -> train -> gate -> promote or reject -> the best model's oracle figures
+    (flows.oracle). Returns a summary dict.
 
     selfplay_model: the model whose self-play the previous generation enqueued ahead (None: the best model now);
     selfplay_ahead: enqueue the next generation's self-play with the best model once this one's is done (its
@@ -222,8 +224,10 @@ def generation_flow(config: PipelineConfig, generation: int, data_dir: str, self
     gate = gate_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version, best=best)
     decision = decide_flow(config=config, generation=generation, data_dir=data_dir, candidate=training.version,
                            best=best, gate=gate)
+    oracle = oracle_figures(config, data_dir, decision.get("best") or best, generation, logger)
     record_generation(layout, generation_metrics(
-        generation, selfplay, training.model_dump(mode="json"), gate, decision, time.monotonic() - started), logger)
+        generation, selfplay, training.model_dump(mode="json"), gate, decision, time.monotonic() - started,
+        oracle), logger)
     return {"generation": generation, "best_before": best, "candidate": training.version, "selfplay": selfplay,
             "training": training.model_dump(mode="json"), "gate": gate, "decision": decision,
             "selfplay_model": player, "next_selfplay_model": ahead}

@@ -1,7 +1,7 @@
 """What a data directory says about a game's run when nothing runs, for `zeroforge status` without a Redis.
 
 Read-only, from files only: the phase record (shared.phase), the model registry (generations done, the best
-model and its gate and anchor records) and the metrics file (the last gate played).
+model and its gate and anchor records) and the metrics file (the last gate played, the latest oracle figures).
 """
 from __future__ import annotations
 
@@ -25,14 +25,42 @@ def _last_gate(layout: DataLayout) -> dict[str, Any] | None:
             "ci_high": last.gate_ci_high, "elo": last.gate_elo, "promoted": last.promoted, "time": last.time}
 
 
+def last_oracle(layout: DataLayout) -> dict[str, Any] | None:
+    """The latest generation's oracle figures in the metrics file (flows.oracle): {generation, positions,
+    simulations, raw, raw_ci_low, raw_ci_high, search, search_ci_low, search_ci_high, raw_optimal,
+    search_optimal, random}, None when no generation has them."""
+    measured = [r for r in read_metrics(layout.metrics_path) if r.oracle_raw is not None]
+    if not measured:
+        return None
+    last = measured[-1]
+    keys = ("raw", "raw_ci_low", "raw_ci_high", "search", "search_ci_low", "search_ci_high", "raw_optimal",
+            "search_optimal", "random", "positions", "simulations")
+    return {"generation": last.generation, **{key: getattr(last, f"oracle_{key}") for key in keys}}
+
+
+def oracle_status_line(oracle: dict[str, Any]) -> str:
+    """`last_oracle`'s dict as "generation 3: raw policy 83.1% [80.2, 85.7], 16 sims 87.0% [84.1, 89.4] of 200
+    positions (random move 41.2%)", with "; optimal move: raw 70.2%, 16 sims 75.0%" when the set has scores."""
+    def pct(key: str) -> str:
+        return f"{100 * oracle[key]:.1f}% [{100 * oracle[key + '_ci_low']:.1f}, {100 * oracle[key + '_ci_high']:.1f}]"
+
+    text = (f"generation {oracle['generation']}: raw policy {pct('raw')}, {oracle['simulations']} sims "
+            f"{pct('search')} of {oracle['positions']} positions (random move {100 * oracle['random']:.1f}%)")
+    if oracle.get("raw_optimal") is not None and oracle.get("search_optimal") is not None:
+        text += (f"; optimal move: raw {100 * oracle['raw_optimal']:.1f}%, {oracle['simulations']} sims "
+                 f"{100 * oracle['search_optimal']:.1f}%")
+    return text
+
+
 def run_record(layout: DataLayout) -> dict[str, Any]:
     """The run of `layout`'s game as the data directory records it, one JSON-ready dict: {"phase": the phase record
     or None, "generations_done": int, "models": int, "best": {version, generation, status, gate (gate_summary),
     anchor (anchor_summary)} or None, "last_gate": {generation, candidate, best_before, games, score, ci_low,
-    ci_high, elo, promoted, time} or None, "problem": a registry error's text or None}."""
+    ci_high, elo, promoted, time} or None, "oracle": last_oracle's dict or None, "problem": a registry error's
+    text or None}."""
     registry = ModelRegistry(layout.registry_dir)
     result: dict[str, Any] = {"phase": read_phase(layout.phase_file), "generations_done": 0, "models": 0,
-                              "best": None, "last_gate": _last_gate(layout), "problem": None}
+                              "best": None, "last_gate": _last_gate(layout), "oracle": last_oracle(layout), "problem": None}
     try:
         versions = registry.list()
         result["models"] = len(versions)
@@ -81,6 +109,8 @@ def run_record_lines(game: str, record: dict[str, Any]) -> list[str]:
         lines.append(f"  last gate: generation {gate['generation']}, {gate['candidate']} vs {gate['best_before']}: "
                      f"score {score}{interval} over {gate['games']} games -> "
                      f"{'promoted' if gate['promoted'] else 'rejected'}")
+    if record.get("oracle"):
+        lines.append(f"  oracle:    {oracle_status_line(record['oracle'])}")
     if record["problem"]:
         lines.append(f"  registry:  {record['problem']}")
     return lines

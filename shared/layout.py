@@ -15,6 +15,7 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/games/<game>/reports/strength.png            the strength-over-generations plot
     <root>/games/<game>/reports/generations.jsonl       one line of figures per finished generation (the curves' data)
     <root>/games/<game>/reports/curves.png              the per-generation curves plot
+    <root>/games/<game>/reports/oracle-set-200.npz      the labelled positions of the oracle figures (built once)
     <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
     <root>/games/<game>/phase.json                      what the pipeline is doing now (`zeroforge status` reads it)
 
@@ -307,6 +308,11 @@ class DataLayout:
     def metrics_path(self) -> Path:
         """<root>/games/<game>/reports/generations.jsonl: one JSON line per finished generation (flows.curves)."""
         return self.reports_dir / "generations.jsonl"
+
+    def oracle_set_path(self, positions: int) -> Path:
+        """<root>/games/<game>/reports/oracle-set-<positions>.npz: the run's labelled positions for the oracle
+        figures ([pipeline] oracle_positions asked for `positions`)."""
+        return self.reports_dir / f"oracle-set-{positions}.npz"
 
     @property
     def curves_plot_path(self) -> Path:

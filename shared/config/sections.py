@@ -352,6 +352,13 @@ class PipelineSection(Section):
         description="Heartbeat of the local workers `zeroforge run` starts (remote workers: --heartbeat); the job of "
         "a worker that dies is requeued after 4 missed heartbeats.",
     )
+    oracle_positions: int = Field(
+        default=200, ge=0, le=100_000,
+        description="Labelled positions on which each generation's best model is measured (the oracle figures: "
+        "raw policy and a small search against exact labels; games without labels, e.g. Go, skip it; 0 = off).",
+    )
+    oracle_simulations: int = Field(
+        default=16, ge=1, le=10_000, description="Simulations of the search the oracle figures measure.")
     redis_outage_s: int = Field(
         default=120, ge=5, le=86_400,
         description="How long the pipeline waits for Redis to come back before it stops (resumable) with an error.",

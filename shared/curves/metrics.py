@@ -63,6 +63,24 @@ class GenerationMetrics(BaseModel):
     anchor_elo: float | None = None
     anchor_elo_low: float | None = None
     anchor_elo_high: float | None = None
+    # oracle figures of the best model after the decision (flows.oracle): the share of labelled positions where
+    # its raw policy / its search keeps the exact outcome (or plays an optimal move), 95% Wilson intervals
+    oracle_positions: int | None = None
+    oracle_simulations: int | None = None
+    oracle_raw: float | None = None
+    oracle_raw_ci_low: float | None = None
+    oracle_raw_ci_high: float | None = None
+    oracle_search: float | None = None
+    oracle_search_ci_low: float | None = None
+    oracle_search_ci_high: float | None = None
+    oracle_raw_optimal: float | None = None
+    oracle_raw_optimal_ci_low: float | None = None
+    oracle_raw_optimal_ci_high: float | None = None
+    oracle_search_optimal: float | None = None
+    oracle_search_optimal_ci_low: float | None = None
+    oracle_search_optimal_ci_high: float | None = None
+    oracle_random: float | None = Field(None, description="expected rate of a uniformly random legal move")
+    oracle_seconds: float | None = Field(None, description="wall seconds of the measurement (set build excluded)")
 
     @property
     def mean_game_length(self) -> float | None:
@@ -110,6 +128,11 @@ class GenerationMetrics(BaseModel):
             "anchor/elo": self.anchor_elo,
             "anchor/elo_low": self.anchor_elo_low,
             "anchor/elo_high": self.anchor_elo_high,
+            "oracle/raw_policy": self.oracle_raw,
+            "oracle/search": self.oracle_search,
+            "oracle/raw_policy_optimal": self.oracle_raw_optimal,
+            "oracle/search_optimal": self.oracle_search_optimal,
+            "oracle/random_move": self.oracle_random,
         }
 
 

@@ -80,6 +80,8 @@ class GameFamily:
     protocols: the engine protocols the family's games speak (name -> EngineProtocol).
     tactics_solver(game, max_nodes) -> label(state [S]) -> solved move values [A] int64, for `bench tactics`.
     tactics_span: what `bench tactics` draws positions by with that solver: "plies" or "empties".
+    oracle_set(game, count, seed) -> OracleSet (shared.games.oracle_set): about `count` labelled positions on which
+        each generation's best network is measured, the same for a seed; None when the family has no exact labels.
     """
 
     name: str
@@ -103,6 +105,7 @@ class GameFamily:
     protocols: Mapping[str, EngineProtocol] = field(default_factory=dict)
     tactics_solver: Callable[[Game, int], Callable[["np.ndarray"], "np.ndarray"]] | None = None
     tactics_span: str | None = None
+    oracle_set: Callable[[Game, int, int], Any] | None = None
 
 
 #: The descriptor of games whose family is not registered (e.g. a test's stand-in game): no hooks, defaults only.

@@ -88,6 +88,9 @@ def test_two_generations_then_rollback(tmp_path: Path) -> None:
                                      tmp_path).stdout)                 # anchor score against hours of training
     assert [row["generation"] for row in strength] == [1, 2] and not any(r["hours_estimated"] for r in strength)
     assert strength[1]["hours"] == pytest.approx(sum(r.generation_seconds for r in records) / 3600, abs=1e-3)
+    assert all(r.oracle_positions == 200 and r.oracle_raw_ci_low <= r.oracle_raw <= r.oracle_raw_ci_high  # oracle
+               and r.oracle_search is not None and row["oracle_raw"][0] == r.oracle_raw
+               for r, row in zip(records, strength)), [(r.oracle_raw, r.oracle_search) for r in records]
 
     listing = json.loads(_zeroforge(["models", "ls", "--json", "--game", "tictactoe", "--data-dir", str(data)],
                                     tmp_path).stdout)

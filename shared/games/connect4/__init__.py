@@ -34,6 +34,12 @@ def _tactics_solver(game: Game, max_nodes: int):
     return Connect4Solver(max_nodes=max_nodes).state_values
 
 
+def _oracle_set(game: Game, count: int, seed: int):
+    from shared.games.connect4.oracle import oracle_set
+
+    return oracle_set(game, count, seed)
+
+
 FAMILY = GameFamily(
     name="connect4",
     parse=_parse,
@@ -48,4 +54,5 @@ FAMILY = GameFamily(
     column_moves=True,
     tactics_solver=_tactics_solver,
     tactics_span="plies",
+    oracle_set=_oracle_set,
 )

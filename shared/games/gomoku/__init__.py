@@ -103,6 +103,12 @@ def _move_form(game: Game) -> str:
     return f"a square like {square} ({square_range_hint(game.height, game.width)}, rows counted from the bottom)"
 
 
+def _oracle_set(game: Game, count: int, seed: int):
+    from shared.games.gomoku.oracle import oracle_set
+
+    return oracle_set(game, count, seed)
+
+
 FAMILY = GameFamily(
     name="gomoku",
     parse=_parse,
@@ -120,4 +126,5 @@ FAMILY = GameFamily(
         default_game="gomoku-15",
         game_help="The Gomoku board the brain plays: gomoku-15 (15x15), gomoku-20x20-5 (20x20, Gomocup's "
                   "freestyle board; needs a model for it), any gomoku-HxW-5.")},
+    oracle_set=_oracle_set,
 )

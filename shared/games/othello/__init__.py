@@ -73,6 +73,12 @@ def _move_form(game: Game) -> str:
             "from the top; pass only when forced)")
 
 
+def _oracle_set(game: Game, count: int, seed: int):
+    from shared.games.othello.oracle import oracle_set
+
+    return oracle_set(game, count, seed)
+
+
 FAMILY = GameFamily(
     name="othello",
     parse=_parse,
@@ -89,4 +95,5 @@ FAMILY = GameFamily(
     move_form=_move_form,
     tactics_solver=_tactics_solver,
     tactics_span="empties",
+    oracle_set=_oracle_set,
 )

@@ -53,6 +53,12 @@ def _minimax_player(game: Game, value: str, seed: int) -> Any:
     return MinimaxPlayer(game)
 
 
+def _oracle_set(game: Game, count: int, seed: int):
+    from shared.games.tictactoe.oracle import oracle_set
+
+    return oracle_set(game, count, seed)
+
+
 FAMILY = GameFamily(
     name="tictactoe",
     parse=_parse,
@@ -66,4 +72,5 @@ FAMILY = GameFamily(
     opening_filter=_drawn_only,
     baseline_players={"minimax": BaselinePlayer(_minimax_player, only="tictactoe")},
     move_form=lambda game: "a square digit 1-9, row by row from the top left, e.g. 5",
+    oracle_set=_oracle_set,
 )

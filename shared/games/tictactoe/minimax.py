@@ -26,7 +26,7 @@ def board_keys(game: Game, states: np.ndarray) -> list[bytes]:
     return [row.tobytes() for row in cells]
 
 
-def _positions_by_ply(game: Game) -> list[np.ndarray]:
+def reachable_positions(game: Game) -> list[np.ndarray]:
     """Distinct reachable positions, one [n_k, S] int16 array per ply k."""
     levels = [game.initial_states(1)]
     while True:
@@ -38,32 +38,39 @@ def _positions_by_ply(game: Game) -> list[np.ndarray]:
         levels.append(kids[np.sort(first)])
 
 
-@lru_cache(maxsize=4)
-def solve_values(game: Game) -> dict[bytes, int]:
-    """Value of every reachable position, from the side to move: board bytes -> +1 win, 0 draw, -1 loss."""
+@lru_cache(maxsize=8)
+def solve_values(game: Game, scored: bool = False) -> dict[bytes, int]:
+    """Value of every reachable position, from the side to move: board bytes -> +1 win, 0 draw, -1 loss.
+
+    scored: the exact score instead, whose sign is that value: a finished game scores +-(1 + its empty cells) for
+    the side to move, so that of two moves that keep a win the quicker one scores higher (of two that lose, the
+    slower one)."""
     if game.name != "tictactoe":
         raise GameError(f"minimax solving is only available for tictactoe, not {game.name}; "
                         "use PureMCTSPlayer or MCTSPlayer for other games")
     values: dict[bytes, int] = {}
-    for level in reversed(_positions_by_ply(game)):
+    for level in reversed(reachable_positions(game)):
         keys = board_keys(game, level)
         done = game.is_terminal(level)
         result = game.terminal_value(level).astype(np.int64)          # side to move at each position
+        if scored:
+            result *= 1 + np.count_nonzero(level[:, : game.num_cells] == 0, axis=1)
         live = np.flatnonzero(~done)
         if live.size:
             rows, _, kids = _children(game, level[live])
             # Negamax sign flip: a child's value is from the opponent's view.
             child_values = -np.array([values[k] for k in board_keys(game, kids)], np.int64)
-            best = np.full(live.size, -2, np.int64)
+            best = np.full(live.size, -(game.num_cells + 2), np.int64)
             np.maximum.at(best, rows, child_values)
             result[live] = best
         values.update(zip(keys, result.tolist()))
     return values
 
 
-def move_values(game: Game, states: np.ndarray) -> np.ndarray:
-    """Exact value of each move for the player to move: states [B, S] -> [B, A] float32 (-inf for illegal moves)."""
-    values = solve_values(game)
+def move_values(game: Game, states: np.ndarray, scored: bool = False) -> np.ndarray:
+    """Exact value (scored: score, see solve_values) of each move for the player to move: states [B, S] -> [B, A]
+    float32 (-inf for illegal moves)."""
+    values = solve_values(game, scored)
     out = np.full((states.shape[0], game.num_actions), -np.inf, np.float32)
     rows, actions, kids = _children(game, states)
     # Sign flip: the child's value is from the opponent's view.
