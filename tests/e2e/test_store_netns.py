@@ -38,11 +38,17 @@ def _can_make_namespaces() -> bool:
         weed_binary()
     except StoreServerError:
         return False
-    probe = f"zfprobe{os.getpid()}"
-    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0
-    if made:
+    probe = f"zfp{os.getpid() % 100000}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+        return False
+    try:     # a namespace alone is not enough: the test links it with a veth pair
+        linked = subprocess.run(["ip", "link", "add", f"{probe}h", "type", "veth", "peer", "name", f"{probe}n"],
+                                capture_output=True).returncode == 0
+        if linked:
+            subprocess.run(["ip", "link", "delete", f"{probe}h"], capture_output=True)
+        return linked
+    finally:
         subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
-    return made
 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900),
