@@ -104,14 +104,13 @@ def worker(queues: str | None, data_dir: Path | None, store: str | None, device:
 def _replica_dir(store: str, data_dir: Path | None, queues: list[str]) -> Path:
     """The directory of a worker with a store (its replica of the models it plays): checked to reach the store,
     refused with the train queue. click.UsageError / ClickException in one line."""
-    from shared.store import StoreError, open_store
+    from shared.store import StoreError, open_store, store_identity
 
     if QUEUE_TRAIN in queues:
         raise click.UsageError(f"--queues {','.join(queues)}: a worker with --store cannot train (training runs "
                                "where the pipeline's data directory is); use --queues " + ",".join(STORE_QUEUES))
     try:
-        backend = open_store(store, outage_s=30)
-        backend.list("zeroforge-id")       # reachable, with these keys
+        store_identity(open_store(store, outage_s=30))       # reachable, with these keys
     except StoreError as exc:
         raise click.ClickException(f"--store: {exc}") from None
     directory = (data_dir or Path("zeroforge-worker")).resolve()

@@ -2,8 +2,8 @@
 
 Every durable artefact (model files, registry records, trainer checkpoints, plots) is written through
 `atomic_output`: a hidden temp file in the same directory, flushed and fsynced, then `os.replace`d onto
-the final name, and the directory entry fsynced.  HDF5 shards use `fsync_dir` with their own publish
-step (a hard link, so that an existing shard is never replaced).
+the final name, and the directory entry fsynced.  Files that must never replace an existing one (HDF5 shards, objects of the local
+store, shards fetched from a store) are written to a temp file and given their name by `publish_once`.
 """
 from __future__ import annotations
 
@@ -27,6 +27,22 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def publish_once(tmp: Path, final: Path) -> bool:
+    """Give the complete file `tmp` the name `final` unless `final` exists, never replacing it: True when this call
+    published it. A hard link (create-only and atomic) where the file system has them; elsewhere a check, then a
+    replace (a writer racing in that window publishes the same content, by the callers' contract). The caller
+    removes `tmp` afterwards (missing_ok) and fsyncs the directory."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        return False
+    except OSError:
+        if final.exists():
+            return False
+        os.replace(tmp, final)
+    return True
 
 
 def temp_path_for(path: Path) -> Path:

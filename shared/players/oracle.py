@@ -89,11 +89,6 @@ def measure_oracle(game: Game, evaluate: Evaluator, oracle: OracleSet, search: S
         seconds=round(time.perf_counter() - started, 3))
 
 
-def oracle_line(figures: OracleFigures) -> str:
-    """`oracle_line_of` of the figures."""
-    return oracle_line_of(figures.to_dict())
-
-
 def oracle_line_of(figures: dict[str, Any]) -> str:
     """'raw policy keeps 83.1% [80.2, 85.7] of 600 positions, 16 sims 87.0% [84.1, 89.4] (random move 41.2%)'
     from OracleFigures.to_dict(), with the optimal-move rates after it when the set has them."""

@@ -21,7 +21,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from shared.atomic import fsync_dir
+from shared.atomic import fsync_dir, publish_once
 from shared.shards import schema
 from shared.shards.gameinfo import resign_counts
 from shared.shards.schema import ShardError
@@ -132,22 +132,6 @@ def _write_temp_file(tmp: Path, arrays: RecordArrays, attrs: dict[str, int | str
         os.close(fd)
 
 
-def _publish(tmp: Path, final: Path) -> bool:
-    """Give the finished temp file its final name without ever replacing an existing shard; True when published."""
-    try:
-        os.link(tmp, final)
-    except FileExistsError:
-        return False
-    except OSError:
-        # File systems without hard links: check then replace (a retry racing in this window writes the same job).
-        if final.exists():
-            return False
-        os.replace(tmp, final)
-        return True
-    tmp.unlink()
-    return True
-
-
 def write_shard(directory: Path, job_id: str, game, records, attrs: dict[str, Any]) -> Path:
     """Validate `records` (a SelfPlayRecords or any object with its fields) and write `<directory>/<job_id>.h5` atomically.
 
@@ -171,7 +155,7 @@ def write_shard(directory: Path, job_id: str, game, records, attrs: dict[str, An
     tmp = directory / f".{job_id}.{os.getpid()}.{secrets.token_hex(4)}{schema.TEMP_SUFFIX}"
     try:
         _write_temp_file(tmp, arrays, all_attrs)
-        published = _publish(tmp, final)
+        published = publish_once(tmp, final)
     except OSError as exc:
         raise ShardError(f"writing shard {final} failed: {exc}") from exc
     finally:

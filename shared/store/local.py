@@ -1,7 +1,7 @@
 """The local-directory backend: objects are files under a root directory (the data directory on one machine).
 
-Create-only publication is a hard link of a complete temp file onto the key's path (os.link fails when the path
-exists), so a reader never sees a partial object and an existing one is never replaced.
+Create-only publication writes a complete temp file and gives it the key's path with shared.atomic.publish_once,
+so a reader never sees a partial object and an existing one is never replaced.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from shared.atomic import atomic_output, fsync_dir, temp_path_for
+from shared.atomic import atomic_output, fsync_dir, publish_once, temp_path_for
 from shared.store.base import ObjectInfo, ObjectMissingError, check_key, check_prefix
 from shared.store.errors import StoreError
 from shared.store.url import StoreURL
@@ -41,14 +41,11 @@ class LocalObjectStore:
                 write(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                return False
+            published = publish_once(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
         fsync_dir(target.parent)
-        return True
+        return published
 
     def put_file(self, key: str, source: Path) -> bool:
         """Publish the file `source` under `key` unless the key exists; True when this call created it."""

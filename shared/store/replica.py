@@ -15,10 +15,9 @@ Training stays where the data directory is: it reads the replay window and regis
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from shared.atomic import fsync_dir, temp_path_for
+from shared.atomic import fsync_dir, publish_once, temp_path_for
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry, RegistryError
 from shared.registry.files import sha256_of_file
@@ -84,10 +83,7 @@ def fetch_shard(store: ObjectStore, layout: DataLayout, relative: str) -> Path:
     tmp = temp_path_for(target)
     try:
         store.get_file(key, tmp)
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            pass
+        publish_once(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
     fsync_dir(target.parent)

@@ -100,8 +100,6 @@ class S3ObjectStore:
             with atomic_output(dest) as out:
                 for chunk in response.stream(min_chunk_size=1 << 20):
                     out.write(chunk)
-        except StoreError:
-            raise
         except Exception as exc:
             raise self._translate(exc, key) from None
 

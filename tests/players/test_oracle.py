@@ -8,7 +8,7 @@ import pytest
 from shared.curves import GenerationMetrics, append_metrics, read_metrics
 from shared.games import family_of, make_game
 from shared.games.oracle_set import OracleSet, load_oracle_set, save_oracle_set
-from shared.players.oracle import hit_rate, measure_oracle, oracle_line, random_move_rate
+from shared.players.oracle import hit_rate, measure_oracle, oracle_line_of, random_move_rate
 from shared.search.types import SearchConfig
 
 
@@ -48,7 +48,7 @@ def test_a_network_that_knows_the_labels_scores_100_percent():
     figures = measure_oracle(game, perfect, oracle, SearchConfig(num_simulations=4))
     assert figures.raw.rate == 1.0 and figures.raw_optimal.rate == 1.0 and figures.positions == 60
     assert figures.search.total == figures.search_optimal.total == 60 and 0.0 < figures.random_move < 1.0
-    assert "optimal move: raw 100.0%" in oracle_line(figures)
+    assert "optimal move: raw 100.0%" in oracle_line_of(figures.to_dict())
 
 
 def test_tictactoe_set_is_exhaustive_deterministic_and_agrees_with_minimax():

@@ -116,13 +116,13 @@ def test_retried_job_keeps_the_existing_file(tmp_path, connect4):
 def test_concurrent_retry_racing_the_publish_keeps_one_file(tmp_path, connect4, monkeypatch):
     """The final name appears while the retry is writing: the retry's temp is dropped, the first file kept."""
     winner = write_shard(tmp_path / "other", "job-y", connect4, random_records(connect4, 2, seed=1), _attrs())
-    original_publish = writer_module._publish
+    original_publish = writer_module.publish_once
 
     def publish_after_rival(tmp: Path, final: Path) -> bool:
         os.link(winner, final)  # the rival finished first
         return original_publish(tmp, final)
 
-    monkeypatch.setattr(writer_module, "_publish", publish_after_rival)
+    monkeypatch.setattr(writer_module, "publish_once", publish_after_rival)
     path = write_shard(tmp_path, "job-y", connect4, random_records(connect4, 4, seed=2), _attrs())
     assert read_shard(path).num_games == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job-y.h5", "other"]
