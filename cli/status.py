@@ -81,6 +81,10 @@ def render(status: dict) -> None:
             from services.run_record import oracle_status_line
 
             console.print(f"  oracle: {oracle_status_line(status['oracle'][game])}")
+        if status.get("worker_time", {}).get(game):
+            from services.run_record import worker_time_line
+
+            console.print(f"  workers: {worker_time_line(status['worker_time'][game])}")
     workers = Table(title=f"workers alive: {len(status['workers'])}", title_justify="left")
     for name in ("name", "host", "device", "queues", "current job", "last heartbeat"):
         workers.add_column(name)
@@ -134,11 +138,13 @@ def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_js
     except REDIS_DOWN_ERRORS as exc:
         raise click.ClickException(f"no Redis reachable at {redact_url(url)} ({redact_text(exc)}); is the run "
                                    "still going? pass --redis-url or set REDIS_URL") from None
-    from services.run_record import last_oracle
+    from services.run_record import last_oracle, last_worker_time
     from shared.layout import DataLayout
 
     oracle = {name: last_oracle(DataLayout(data_dir, name)) for name in pipeline}
-    result = {"redis": redact_url(url), "data_dir": str(data_dir), "pipeline": pipeline, "oracle": oracle, **figures}
+    split = {name: last_worker_time(DataLayout(data_dir, name)) for name in pipeline}
+    result = {"redis": redact_url(url), "data_dir": str(data_dir), "pipeline": pipeline, "oracle": oracle,
+              "worker_time": split, **figures}
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
     else:

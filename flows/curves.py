@@ -15,6 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows.curves_plot import curves_markdown, write_curves_plot
 from flows.naming import artifact_key
+from services.worker_time import WorkerTime
 from shared.curves import GenerationMetrics, ScalarWriter, append_metrics, read_metrics
 from shared.layout import DataLayout
 
@@ -25,7 +26,7 @@ def _rate(count: int, seconds: float | None) -> float | None:
 
 def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict[str, Any], gate: dict[str, Any],
                        decision: dict[str, Any], generation_seconds: float | None = None,
-                       oracle: dict[str, Any] | None = None) -> GenerationMetrics:
+                       oracle: dict[str, Any] | None = None, split: WorkerTime | None = None) -> GenerationMetrics:
     """The record of one generation from the flow's step results.
 
     selfplay: run_selfplay's totals (games, positions, first_player_wins, draws, second_player_wins, and
@@ -33,7 +34,7 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
     TrainResult dict; gate: the gate report (score, ci_low, ci_high, elo, games, candidate, best); decision:
     decide_flow's result (promoted, and anchor: the anchor match summary or None); generation_seconds: the
     generation's whole wall time; oracle: the oracle_* fields of flows.oracle.oracle_figures, None when not
-    measured.
+    measured; split: where the workers' time went (services.worker_time), None when not measured.
     """
     seconds = selfplay.get("seconds")
     anchor = decision.get("anchor") or {}
@@ -52,7 +53,9 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
         gate_elo=gate.get("elo"), promoted=bool(decision.get("promoted")),
         anchor=anchor.get("opponent"), anchor_score=anchor.get("score"), anchor_ci_low=anchor.get("ci_low"),
         anchor_ci_high=anchor.get("ci_high"), anchor_elo=anchor.get("elo"),
-        anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"), **(oracle or {}))
+        anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"), **(oracle or {}),
+        **({} if split is None else {"workers": split.workers, **{f"worker_{role}_s": round(getattr(split, f"{role}_s"), 1)
+                                                               for role in ("selfplay", "train", "gate", "anchor", "idle")}}))
 
 
 def publish_curves(layout: DataLayout, records: list[GenerationMetrics]) -> str:

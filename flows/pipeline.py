@@ -7,7 +7,8 @@ in this data directory, so a stopped pipeline started again with the same number
 with `generations` unset runs until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between
 generations); with pipeline.max_hours it also stops before a generation that would end past that wall-clock budget.
 With pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that
-moment) as soon as its own self-play is done, and the next generation plays those jobs. The jobs go to the Redis
+moment) right behind its own, so that workers its self-play tail, training and gate leave free play it, and the next
+generation plays those jobs; a run that stops early (stop file, time budget) withdraws the ones not started. The jobs go to the Redis
 named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.exceptions import CancelledRun
 
-from flows.generation import generation_flow
+from flows.generation import generation_flow, withdraw_selfplay_ahead
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
 from flows.progress import record_phase, run_progress_line
@@ -57,6 +58,7 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
     stop.unlink(missing_ok=True)
     generation = next_generation(registry)
     ahead: str | None = None   # the model of the self-play the last generation enqueued ahead for this one
+    ahead_jobs: int | None = None    # and how many jobs
     budget_s = None if config.pipeline.max_hours is None else config.pipeline.max_hours * 3600.0
     started = time.monotonic()
     durations = [m.generation_seconds for m in read_metrics(layout.metrics_path)[-5:] if m.generation_seconds]
@@ -69,9 +71,9 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
             generation_started = time.monotonic()
             summaries.append(generation_flow(
                 config=config, generation=generation, data_dir=data_dir, selfplay_model=ahead,
-                selfplay_ahead=config.pipeline.overlap_selfplay and more))
+                selfplay_ahead=config.pipeline.overlap_selfplay and more, selfplay_jobs=ahead_jobs))
             durations.append(time.monotonic() - generation_started)
-            ahead = summaries[-1].get("next_selfplay_model")
+            ahead, ahead_jobs = summaries[-1].get("next_selfplay_model"), summaries[-1].get("next_selfplay_jobs")
             if stop.exists():
                 logger.info("stop file %s found: stopping after generation %d", stop, generation)
                 stop.unlink(missing_ok=True)
@@ -82,6 +84,8 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
                             "stopping after generation %d", (now - started) / 3600.0, config.pipeline.max_hours,
                             (now - generation_started) / 60.0, generation)
                 break
+        if ahead is not None:       # stopped by the stop file or the budget: nothing plays the next generation now
+            withdraw_selfplay_ahead(config, layout, generation + 1, ahead, ahead_jobs, logger)
     except (KeyboardInterrupt, CancelledRun):
         last = read_phase(layout.phase_file) or {}
         same = last.get("generation") == generation

@@ -249,6 +249,17 @@ def _enqueue_once(connection: Redis, spec: JobSpec) -> Job:
     )
 
 
+def withdraw_queued(connection: Redis, job_ids: list[str]) -> int:
+    """Delete the jobs of `job_ids` that are still waiting in their queue (no worker took them), so that none of
+    them runs later; running and finished jobs are left alone. Returns how many were withdrawn."""
+    withdrawn = 0
+    for job in Job.fetch_many(job_ids, connection=connection, serializer=JSONSerializer):
+        if job is not None and job.get_status(refresh=False) == JobStatus.QUEUED:
+            _delete_job(connection, job)
+            withdrawn += 1
+    return withdrawn
+
+
 def cleanup_started(connection: Redis, queues: tuple[str, ...] = ALL_QUEUES) -> None:
     """Requeue (or fail, when its tries are used up) every job whose worker stopped heartbeating: its
     execution entry in the queue's StartedJobRegistry expired. Call it while waiting."""

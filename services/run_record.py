@@ -14,6 +14,9 @@ from shared.phase import read_phase
 from shared.registry import ModelRegistry, RegistryError
 from shared.registry.lineage import anchor_summary, gate_summary
 
+#: The roles of the worker-time figures, in report order.
+WORKER_ROLES = ("selfplay", "train", "gate", "anchor", "idle")
+
 
 def _last_gate(layout: DataLayout) -> dict[str, Any] | None:
     records = read_metrics(layout.metrics_path)
@@ -52,15 +55,36 @@ def oracle_status_line(oracle: dict[str, Any]) -> str:
     return text
 
 
+def last_worker_time(layout: DataLayout) -> dict[str, Any] | None:
+    """The latest generation's worker-seconds by role in the metrics file (services.worker_time): {generation,
+    workers, selfplay_s, train_s, gate_s, anchor_s, idle_s}, None when no generation has them."""
+    measured = [r for r in read_metrics(layout.metrics_path) if r.worker_selfplay_s is not None]
+    if not measured:
+        return None
+    last = measured[-1]
+    return {"generation": last.generation, "workers": last.workers,
+            **{f"{role}_s": getattr(last, f"worker_{role}_s") for role in WORKER_ROLES}}
+
+
+def worker_time_line(record: dict[str, Any]) -> str:
+    """`last_worker_time`'s dict as "generation 3, 2 worker(s): self-play 71%, training 18%, gate 9%, anchor 0%,
+    idle 2% of 190 worker-seconds"."""
+    total = sum(record[f"{role}_s"] for role in WORKER_ROLES)
+    shares = ", ".join(f"{label} {100 * record[f'{role}_s'] / total:.0f}%" if total else f"{label} -"
+                       for role, label in zip(WORKER_ROLES, ("self-play", "training", "gate", "anchor", "idle")))
+    return f"generation {record['generation']}, {record['workers']} worker(s): {shares} of {total:.0f} worker-seconds"
+
+
 def run_record(layout: DataLayout) -> dict[str, Any]:
     """The run of `layout`'s game as the data directory records it, one JSON-ready dict: {"phase": the phase record
     or None, "generations_done": int, "models": int, "best": {version, generation, status, gate (gate_summary),
     anchor (anchor_summary)} or None, "last_gate": {generation, candidate, best_before, games, score, ci_low,
-    ci_high, elo, promoted, time} or None, "oracle": last_oracle's dict or None, "problem": a registry error's
-    text or None}."""
+    ci_high, elo, promoted, time} or None, "oracle": last_oracle's dict or None, "worker_time": last_worker_time's
+    dict or None, "problem": a registry error's text or None}."""
     registry = ModelRegistry(layout.registry_dir)
     result: dict[str, Any] = {"phase": read_phase(layout.phase_file), "generations_done": 0, "models": 0,
-                              "best": None, "last_gate": _last_gate(layout), "oracle": last_oracle(layout), "problem": None}
+                              "best": None, "last_gate": _last_gate(layout), "oracle": last_oracle(layout),
+                              "worker_time": last_worker_time(layout), "problem": None}
     try:
         versions = registry.list()
         result["models"] = len(versions)
@@ -111,6 +135,8 @@ def run_record_lines(game: str, record: dict[str, Any]) -> list[str]:
                      f"{'promoted' if gate['promoted'] else 'rejected'}")
     if record.get("oracle"):
         lines.append(f"  oracle:    {oracle_status_line(record['oracle'])}")
+    if record.get("worker_time"):
+        lines.append(f"  workers:   {worker_time_line(record['worker_time'])}")
     if record["problem"]:
         lines.append(f"  registry:  {record['problem']}")
     return lines

@@ -353,8 +353,13 @@ class JobIds:
     data_id: str
     game_name: str
 
+    @property
+    def prefix(self) -> str:
+        """What every job id of this data directory and game starts with."""
+        return f"zf-{self.data_id}-{self.game_name}-g"
+
     def _prefix(self, generation: int) -> str:
-        return f"zf-{self.data_id}-{self.game_name}-g{_generation_text(generation)}"
+        return f"{self.prefix}{_generation_text(generation)}"
 
     def selfplay(self, generation: int, model_version: str, index: int) -> str:
         """Self-play job `index` of `generation` with `model_version` (the version is in the id, so after a

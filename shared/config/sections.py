@@ -336,9 +336,10 @@ class PipelineSection(Section):
     )
     overlap_selfplay: bool = Field(
         default=False,
-        description="Enqueue the next generation's self-play, with the current best, as soon as this generation's "
-        "self-play is done, so that workers idle during training and the gate play it (workers take train and eval "
-        "jobs first); the next generation then trains on games of the model that was best one gate earlier.",
+        description="Continuous self-play: enqueue the next generation's self-play, with the current best, right "
+        "behind this generation's, and keep a waiting self-play job for every live worker while this generation "
+        "trains and gates (workers take train and eval jobs first); the next generation trains on all those games "
+        "of the model that was best one gate earlier (pair it with train.samples_per_position).",
     )
     seed: int = Field(default=0, ge=0, le=2**31,
                       description="Base seed; job seeds are derived from it, the generation and job.")

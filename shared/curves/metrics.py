@@ -81,6 +81,22 @@ class GenerationMetrics(BaseModel):
     oracle_search_optimal_ci_high: float | None = None
     oracle_random: float | None = Field(None, description="expected rate of a uniformly random legal move")
     oracle_seconds: float | None = Field(None, description="wall seconds of the measurement (set build excluded)")
+    # where the workers' time went during the generation's wall clock (services.worker_time): worker-seconds by
+    # role, over `workers` live workers; self-play enqueued ahead counts in the generation whose clock it used
+    workers: int | None = None
+    worker_selfplay_s: float | None = None
+    worker_train_s: float | None = None
+    worker_gate_s: float | None = None
+    worker_anchor_s: float | None = None
+    worker_idle_s: float | None = None
+
+    def worker_share(self, role: str) -> float | None:
+        """The fraction of the generation's worker-seconds spent in `role` ("selfplay", "train", "gate", "anchor",
+        "idle"); None when not measured."""
+        parts = [getattr(self, f"worker_{r}_s") for r in ("selfplay", "train", "gate", "anchor", "idle")]
+        if any(p is None for p in parts) or sum(parts) <= 0:
+            return None
+        return getattr(self, f"worker_{role}_s") / sum(parts)
 
     @property
     def mean_game_length(self) -> float | None:
@@ -133,6 +149,8 @@ class GenerationMetrics(BaseModel):
             "oracle/raw_policy_optimal": self.oracle_raw_optimal,
             "oracle/search_optimal": self.oracle_search_optimal,
             "oracle/random_move": self.oracle_random,
+            **{f"worker_time/{role}_share": self.worker_share(role)
+               for role in ("selfplay", "train", "gate", "anchor", "idle")},
         }
 
 
