@@ -7,6 +7,8 @@ versions, show who did what (history) and which was trained from which (tree), a
 
 The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
 else ./zeroforge-data; game from --game, else the only game in the data root.
+With --store URL (a host with only the run's object store), the reading commands read a replica synced from the
+store's registry view first (cli.store_replica); promote, reject and rollback run on the data-directory host.
 Errors print one line `error: ...` on stderr and exit with code 2.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ import click
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.registry import ModelRegistry, ModelVersion, RegistryError, lineage_tree
 from cli.common import config_options, load_pipeline_config
+from cli.store_replica import store_option, sync_registry
 from cli.model_views import anchor_text, gate_text, lineage_json, lineage_renderable, status_text
 from cli.render import text_table
 
@@ -35,22 +38,48 @@ def _fail(message: object) -> NoReturn:
     raise click.exceptions.Exit(2)
 
 
-def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
-    """Add --game/--data-dir, pass `registry` instead, and turn RegistryError/LayoutError into one-line errors."""
+def _registry_command(writes: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A decorator that adds --game/--data-dir/--store, passes `registry` instead, and turns RegistryError/
+    LayoutError into one-line errors. --store: a reading command reads a replica synced from the store
+    (cli.store_replica); a command that `writes` changes the pipeline's registry through a registry job."""
 
-    @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
-    @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
-                  help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
-    @functools.wraps(command)
-    def wrapper(game_name: str | None, data_dir: Path | None, **kwargs: Any) -> None:
-        try:
-            root = data_dir or default_data_root()
-            game = resolve_game_name(root, game_name, must_exist=True)
-            command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), **kwargs)
-        except (RegistryError, LayoutError) as exc:
-            _fail(exc)
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
+        @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+                      help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+        @store_option
+        @functools.wraps(command)
+        def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, **kwargs: Any) -> None:
+            if store_url is not None and writes:
+                _refuse_store_write(command.__name__.removesuffix("_command"))
+            if store_url is not None:
+                data_dir = sync_registry(store_url, data_dir, game_name)
+            try:
+                root = data_dir or default_data_root()
+                game = resolve_game_name(root, game_name, must_exist=True)
+                command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), **kwargs)
+            except (RegistryError, LayoutError) as exc:
+                _fail(exc)
+            if writes:
+                from flows.store_sync import republish_recorded_view
 
-    return wrapper
+                republish_recorded_view(DataLayout(root, game))
+
+        return wrapper
+
+    return decorate
+
+
+_with_registry = _registry_command(writes=False)
+_with_writable_registry = _registry_command(writes=True)
+
+
+def _refuse_store_write(action: str) -> NoReturn:
+    """`models promote/reject/rollback --store`: the best pointer and the history live in the pipeline's data
+    directory, where its compare-and-swap holds; one line saying where to run it."""
+    _fail(f"`models {action}` changes the pipeline's registry, which only its data-directory host can change; run "
+          f"`zeroforge models {action} ...` there (without --store), or use the {action} deployment of "
+          "`zeroforge ui`; the store's registry view follows")
 
 
 def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
@@ -130,7 +159,7 @@ def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
 @click.option("--force", is_flag=True,
               help="Allow a version that never passed a gate (a rejected one, or a candidate whose gate result "
                    "is not 'promote'); recorded as forced.")
-@_with_registry
+@_with_writable_registry
 def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host).
     A version that was best before (or an ancestor of the best) is refused: going back is `models rollback`."""
@@ -143,7 +172,7 @@ def promote_command(registry: ModelRegistry, version: str, reason: str, force: b
 @click.option("--reason", default="manual rejection", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow rejecting a version that was best before (promoted or retired).")
-@_with_registry
+@_with_writable_registry
 def reject_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Mark candidate VERSION rejected."""
     entry = registry.reject(version, reason, force=force)
@@ -159,7 +188,7 @@ def reject_command(registry: ModelRegistry, version: str, reason: str, force: bo
 @click.option("--reason", default="manual rollback", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow a version that was never promoted; recorded as forced.")
-@_with_registry
+@_with_writable_registry
 def rollback_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Point the best model back at VERSION (one that was best before: promoted or retired); the next generation
     plays with it, and the version that was best becomes retired."""
@@ -221,7 +250,9 @@ def _run_start(registry: ModelRegistry):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Also draw the anchor score against the hours of training to this PNG file.")
-def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None) -> None:
+@store_option
+def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None,
+                     store_url: str | None) -> None:
     """Strength against wall-clock time: for each finished generation, the hours of training up to its end (the
     generations' own durations summed, so pauses between sittings do not count), whether its candidate was
     promoted, the anchor match of each new best (score with its 95% interval, Elo), and the best model's oracle
@@ -231,6 +262,8 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
     duration was stored count the time since the previous record instead."""
     from shared.curves import elapsed_hours, read_metrics
 
+    if store_url is not None:
+        data_dir = sync_registry(store_url, data_dir, game_name)
     try:
         root = data_dir or default_data_root()
         layout = DataLayout(root, resolve_game_name(root, game_name, must_exist=True))
@@ -321,8 +354,9 @@ def init_command(game: str, config_file: Path | None, settings: tuple[str, ...],
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written metadata as JSON.")
+@store_option
 def export_command(version: str, fmt: str, output: Path | None, game_name: str | None, data_dir: Path | None,
-                   as_json: bool) -> None:
+                   as_json: bool, store_url: str | None) -> None:
     """Export VERSION (a registry version, best or shipped) to ONNX with its metadata (game, encoding, input
     shape, version, sha256 of the source model) and a dynamic batch axis."""
     from cli.play_common import user_errors
@@ -330,6 +364,10 @@ def export_command(version: str, fmt: str, output: Path | None, game_name: str |
     from shared.network.onnx_export import export_onnx
     from shared.players.analysis import choose_model
 
+    if store_url is not None:
+        with user_errors():
+            store_game = make_game(game_name).name if game_name else None
+        data_dir = sync_registry(store_url, data_dir, store_game, models=[version])
     with user_errors():
         root = data_dir or default_data_root()
         game = make_game(resolve_game_name(root, game_name))
