@@ -8,7 +8,8 @@ versions, show who did what (history) and which was trained from which (tree), a
 The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
 else ./zeroforge-data; game from --game, else the only game in the data root.
 With --store URL (a host with only the run's object store), the reading commands read a replica synced from the
-store's registry view first (cli.store_replica); promote, reject and rollback run on the data-directory host.
+store's registry view first (cli.store_replica); promote, reject and rollback become a registry job that a worker
+on the data-directory host runs (cli.registry_request, through REDIS_URL).
 Errors print one line `error: ...` on stderr and exit with code 2.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from shared.layout import DataLayout, LayoutError, default_data_root, resolve_ga
 from shared.registry import ModelRegistry, ModelVersion, RegistryError, lineage_tree
 from cli.common import config_options, load_pipeline_config
 from cli.store_replica import store_option, sync_registry
+from shared.store.view import republish_recorded_view
 from cli.model_views import anchor_text, gate_text, lineage_json, lineage_renderable, status_text
 from cli.render import text_table
 
@@ -38,48 +40,68 @@ def _fail(message: object) -> NoReturn:
     raise click.exceptions.Exit(2)
 
 
-def _registry_command(writes: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """A decorator that adds --game/--data-dir/--store, passes `registry` instead, and turns RegistryError/
-    LayoutError into one-line errors. --store: a reading command reads a replica synced from the store
-    (cli.store_replica); a command that `writes` changes the pipeline's registry through a registry job."""
+def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
+    """Add --game/--data-dir/--store, pass `registry` instead, and turn RegistryError/LayoutError into one-line
+    errors. With --store the registry is a replica synced from the store's registry view (cli.store_replica)."""
+
+    @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
+    @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+                  help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data; with --store: the replica, "
+                       "default a cache directory per deployment).")
+    @store_option
+    @functools.wraps(command)
+    def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, **kwargs: Any) -> None:
+        if store_url is not None:
+            data_dir = sync_registry(store_url, data_dir, game_name)
+        try:
+            root = data_dir or default_data_root()
+            game = resolve_game_name(root, game_name, must_exist=True)
+            command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), **kwargs)
+        except (RegistryError, LayoutError) as exc:
+            _fail(exc)
+
+    return wrapper
+
+
+def _registry_change(action: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The decorator of `models promote/reject/rollback` (`action`): --game/--data-dir as _with_registry; on the
+    data directory the command runs with the registry, then the store's view is republished when the data
+    directory records a store; with --store URL (a host with only the store and Redis) the change is a registry
+    job done on the data-directory host (cli.registry_request), and its result is printed as the command prints
+    it."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
         @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
                       help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
-        @store_option
+        @click.option("--store", "store_url", envvar="ZEROFORGE_STORE", default=None, metavar="URL",
+                      help="The run's object store (or ZEROFORGE_STORE), from a host without the data directory: "
+                           "the change runs as a job on the data-directory host's train worker, through REDIS_URL.")
+        @click.option("--wait", "wait_s", type=click.FloatRange(1, 3600), default=60.0, show_default=True,
+                      help="With --store: seconds to wait for a worker to take the change before cancelling it.")
         @functools.wraps(command)
-        def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, **kwargs: Any) -> None:
-            if store_url is not None and writes:
-                _refuse_store_write(command.__name__.removesuffix("_command"))
+        def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, wait_s: float,
+                    version: str, reason: str, force: bool) -> None:
             if store_url is not None:
-                data_dir = sync_registry(store_url, data_dir, game_name)
+                from cli.registry_request import request_registry_change
+
+                result = request_registry_change(store_url, game_name, action, version, reason, force, wait_s)
+                if result["error"]:
+                    _fail(result["error"])
+                _print_change(action, result["entry"], result["version"])
+                return
             try:
                 root = data_dir or default_data_root()
                 game = resolve_game_name(root, game_name, must_exist=True)
-                command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), **kwargs)
+                command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), version=version,
+                        reason=reason, force=force)
             except (RegistryError, LayoutError) as exc:
                 _fail(exc)
-            if writes:
-                from flows.store_sync import republish_recorded_view
-
-                republish_recorded_view(DataLayout(root, game))
+            republish_recorded_view(DataLayout(root, game))
 
         return wrapper
 
     return decorate
-
-
-_with_registry = _registry_command(writes=False)
-_with_writable_registry = _registry_command(writes=True)
-
-
-def _refuse_store_write(action: str) -> NoReturn:
-    """`models promote/reject/rollback --store`: the best pointer and the history live in the pipeline's data
-    directory, where its compare-and-swap holds; one line saying where to run it."""
-    _fail(f"`models {action}` changes the pipeline's registry, which only its data-directory host can change; run "
-          f"`zeroforge models {action} ...` there (without --store), or use the {action} deployment of "
-          "`zeroforge ui`; the store's registry view follows")
 
 
 def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
@@ -140,13 +162,18 @@ def show_command(registry: ModelRegistry, version: str, as_json: bool) -> None:
         click.echo(f"{key:<15} {json.dumps(value) if isinstance(value, (dict, list)) else value}")
 
 
-def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
-    """Print what a promote/rollback did (event, version, forced, previous best, retired version, reason, by), or
-    `unchanged` when it changed nothing (entry None)."""
-    if entry is None:
-        click.echo(unchanged)
+def _print_change(action: str, entry: dict[str, Any] | None, version: str) -> None:
+    """Print what `action` (promote, reject, rollback) of `version` did: the history entry (event, version, forced,
+    and for promote/rollback the previous best, retired version, reason, by), or that nothing changed (entry
+    None)."""
+    forced = " (forced)" if entry is not None and entry.get("forced") else ""
+    if action == "reject":
+        click.echo(f"{version} already is rejected; nothing changed" if entry is None else
+                   f"reject{forced}: {entry['version']}: {entry['reason']} [by {entry['by']}]")
         return
-    forced = " (forced)" if entry.get("forced") else ""
+    if entry is None:
+        click.echo(f"{version} already is the best model; nothing changed")
+        return
     retired = ", now retired" if entry.get("retired") else ""
     click.echo(f"{entry['event']}{forced}: {entry['version']} (previous best {entry['previous_best'] or 'none'}"
                f"{retired}): {entry['reason']} [by {entry['by']}]")
@@ -159,12 +186,11 @@ def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
 @click.option("--force", is_flag=True,
               help="Allow a version that never passed a gate (a rejected one, or a candidate whose gate result "
                    "is not 'promote'); recorded as forced.")
-@_with_writable_registry
+@_registry_change("promote")
 def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host).
     A version that was best before (or an ancestor of the best) is refused: going back is `models rollback`."""
-    entry = registry.promote(version, reason, force=force)
-    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
+    _print_change("promote", registry.promote(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("reject")
@@ -172,15 +198,10 @@ def promote_command(registry: ModelRegistry, version: str, reason: str, force: b
 @click.option("--reason", default="manual rejection", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow rejecting a version that was best before (promoted or retired).")
-@_with_writable_registry
+@_registry_change("reject")
 def reject_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Mark candidate VERSION rejected."""
-    entry = registry.reject(version, reason, force=force)
-    if entry is None:
-        click.echo(f"{registry.get(version).version} already is rejected; nothing changed")
-    else:
-        click.echo(f"reject{' (forced)' if entry.get('forced') else ''}: {entry['version']}: {entry['reason']} "
-                   f"[by {entry['by']}]")
+    _print_change("reject", registry.reject(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("rollback")
@@ -188,12 +209,11 @@ def reject_command(registry: ModelRegistry, version: str, reason: str, force: bo
 @click.option("--reason", default="manual rollback", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow a version that was never promoted; recorded as forced.")
-@_with_writable_registry
+@_registry_change("rollback")
 def rollback_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Point the best model back at VERSION (one that was best before: promoted or retired); the next generation
     plays with it, and the version that was best becomes retired."""
-    entry = registry.rollback(version, reason, force=force)
-    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
+    _print_change("rollback", registry.rollback(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("history")

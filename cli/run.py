@@ -258,7 +258,7 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
     if cfg.pipeline.store is not None:
         _claim_store(cfg, identity)
-    from flows.store_sync import record_store_url
+    from shared.store.view import record_store_url
 
     record_store_url(data_dir, cfg.pipeline.store)
     local_mode = not os.environ.get("PREFECT_API_URL")

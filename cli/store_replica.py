@@ -28,10 +28,9 @@ def store_option(func):
                         help=STORE_HELP)(func)
 
 
-def _open(store_url: str, data_dir: Path | None):
-    """(the store, the replica's data root, the store's games): the store opened and checked, the root given the
-    store's identity (--data-dir, else the deployment's cache directory)."""
-    from shared.layout import adopt_data_id, store_cache_root
+def open_deployment(store_url: str):
+    """(the store, its deployment identity, the games it holds data of); fail() when no deployment claimed it.
+    StoreError for an unusable store."""
     from shared.store import open_store, store_identity
     from shared.store.replica import store_games
 
@@ -40,13 +39,22 @@ def _open(store_url: str, data_dir: Path | None):
     if owner is None:
         fail(f"the store {store.url} holds no zeroforge deployment yet; check the store URL, or start the pipeline "
              "with `zeroforge run --store ...` first")
+    return store, owner, store_games(store)
+
+
+def _open(store_url: str, data_dir: Path | None):
+    """(the store, the replica's data root, the store's games): the store opened and checked, the root given the
+    store's identity (--data-dir, else the deployment's cache directory)."""
+    from shared.layout import adopt_data_id, store_cache_root
+
+    store, owner, games = open_deployment(store_url)
     root = Path(data_dir) if data_dir is not None else store_cache_root(owner)
     if adopt_data_id(root, owner) != owner:
         fail(f"{root} belongs to another deployment than the store {store.url}; give another --data-dir")
-    return store, root, store_games(store)
+    return store, root, games
 
 
-def _chosen_games(store, games: list[str], game_name: str | None, every_game: bool) -> list[str]:
+def chosen_games(store, games: list[str], game_name: str | None, every_game: bool) -> list[str]:
     if game_name is not None:
         if game_name not in games:
             fail(f"the store {store.url} holds no data of game {game_name!r} (games: {', '.join(games) or 'none'}); "
@@ -68,7 +76,7 @@ def mirror_game_shards(store_url: str, game_name: str | None, data_dir: Path | N
 
     try:
         store, root, games = _open(store_url, data_dir)
-        game = _chosen_games(store, games, game_name, every_game=False)[0]
+        game = chosen_games(store, games, game_name, every_game=False)[0]
         fetched = mirror_shards(store, DataLayout(root, game))
     except (StoreError, LayoutError) as exc:
         fail(exc)
@@ -108,7 +116,7 @@ def sync_registry(store_url: str, data_dir: Path | None, game_name: str | None =
 
     try:
         store, root, games = _open(store_url, data_dir)
-        for game in _chosen_games(store, games, game_name, every_game):
+        for game in chosen_games(store, games, game_name, every_game):
             layout = DataLayout(root, game)
             materialise_view(store, layout)
             for version in _model_versions(layout, models):

@@ -9,7 +9,7 @@ has its promotion refused by the registry's compare-and-swap.
 A refused change (an unknown version, a version the registry will not move best to, another data directory)
 ends the flow run in a Failed state whose message is the registry's one-line reason: the run's log then
 holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. A change republishes the store's
-registry view when the data directory records a store (flows.store_sync.republish_recorded_view). (Run from a deployment, Prefect's
+registry view when the data directory records a store (shared.store.view.republish_recorded_view). (Run from a deployment, Prefect's
 engine also re-raises the failure and logs it with its traceback, "Engine execution exited with unexpected
 exception"; RefusalLogFilter drops that record for these refusals only.)
 """
@@ -25,9 +25,9 @@ from prefect.states import Failed, State
 
 from flows.naming import run_name
 from flows.prefect_env import check_served_data_dir
-from flows.store_sync import republish_recorded_view
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry, RegistryError
+from shared.store.view import republish_recorded_view
 
 #: Who the registry's history names for changes made through these flows.
 UI_ACTOR = "prefect-ui"

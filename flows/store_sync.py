@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from pathlib import Path
 
-from shared.atomic import atomic_output
 from shared.config import PipelineConfig
-from shared.layout import DataLayout, store_url_file
+from shared.layout import DataLayout
 from shared.store import ObjectStore, StoreError, open_store
 from shared.store.replica import fetch_shard, publish_version
 from shared.store.view import publish_view
@@ -45,46 +43,16 @@ def fetch_shards(config: PipelineConfig, layout: DataLayout, shards: Iterable[st
     return len(missing)
 
 
-def _publish_view(store: ObjectStore, layout: DataLayout) -> bool:
-    """publish_view, with a store error logged as a warning instead of raised (the view serves readers; the run
-    goes on without it and publishes it again at its next change); True when published."""
+def publish_registry_view(config: PipelineConfig, layout: DataLayout) -> bool:
+    """Replace the run's store's registry view of the game (at the start of each generation, after each promotion
+    decision and when the run ends); False when the run has no store or the store failed (logged as a warning: the
+    view serves readers, the run goes on without it and publishes it again at its next change)."""
+    store = pipeline_store(config)
+    if store is None:
+        return False
     try:
         publish_view(store, layout)
     except StoreError as exc:
         log.warning("could not publish the registry view of %s to %s (%s)", layout.game_name, store.url, exc)
         return False
     return True
-
-
-def publish_registry_view(config: PipelineConfig, layout: DataLayout) -> bool:
-    """Replace the run's store's registry view of the game (at the start of each generation, after each promotion
-    decision and when the run ends); False when the run has no store or the store failed (logged)."""
-    store = pipeline_store(config)
-    return store is not None and _publish_view(store, layout)
-
-
-def record_store_url(root: Path, url: str | None) -> None:
-    """Record the run's store URL in the data root (shared.layout.store_url_file), or forget it (url None), so that
-    registry changes made outside the pipeline's generations republish the view (`republish_recorded_view`)."""
-    path = store_url_file(root)
-    if url is None:
-        path.unlink(missing_ok=True)
-        return
-    with atomic_output(path) as handle:
-        handle.write((str(url) + "\n").encode("utf-8"))
-
-
-def republish_recorded_view(layout: DataLayout) -> bool:
-    """Republish the view of `layout`'s game to the store the data root's last `zeroforge run --store` recorded
-    (after a rollback or promotion from the UI or the CLI on the data directory); False when none is recorded or
-    the store failed (logged)."""
-    try:
-        url = store_url_file(layout.root).read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return False
-    try:
-        store = open_store(url, outage_s=30)
-    except StoreError as exc:
-        log.warning("could not open the recorded store %s (%s)", url, exc)
-        return False
-    return _publish_view(store, layout)

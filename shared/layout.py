@@ -400,6 +400,11 @@ class JobIds:
         """Eval job `index` of the anchor match of new best `version`."""
         return f"{self._prefix(generation)}-anchor-{version}-m{index:03d}"
 
+    def registry_change(self, token: str) -> str:
+        """A registry change asked for from a host with only the store (services.registry_job); `token` makes
+        each request its own job (a change is not tied to a generation)."""
+        return f"zf-{self.data_id}-{self.game_name}-registry-{token}"
+
 
 def games_in_data_root(root: Path) -> list[str]:
     """Sorted names of the games that have a directory under <root>/games (empty when there are none)."""

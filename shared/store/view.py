@@ -16,19 +16,24 @@ view copy is refused.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
-from shared.layout import DataLayout
+from shared.atomic import atomic_output
+from shared.layout import DataLayout, store_url_file
 from shared.registry import ModelRegistry, RegistryError
 from shared.registry.files import to_json_text, write_bytes_atomic
 from shared.registry.registry import utc_now
 from shared.registry.version import normalise_version, version_from_meta
 from shared.store.base import ObjectMissingError, ObjectStore
 from shared.store.errors import StoreError, StoreIntegrityError
+from shared.store.url import parse_store_url
 from shared.store.replica import publish_version
 
 VIEW_FORMAT = 1
+
+log = logging.getLogger(__name__)
 
 
 def _view_files(layout: DataLayout) -> dict[str, Path]:
@@ -126,3 +131,33 @@ def materialise_view(store: ObjectStore, layout: DataLayout) -> dict[str, Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         _replace_text(path, text)
     return view
+
+
+def record_store_url(root: Path, url: str | None) -> None:
+    """Record the run's store URL in the data root (shared.layout.store_url_file), or forget it (url None), so that
+    registry changes made outside the pipeline's generations republish the view (`republish_recorded_view`)."""
+    path = store_url_file(root)
+    if url is None:
+        path.unlink(missing_ok=True)
+        return
+    with atomic_output(path) as handle:
+        handle.write((str(url) + "\n").encode("utf-8"))
+
+
+def republish_recorded_view(layout: DataLayout) -> bool:
+    """Republish the view of `layout`'s game to the store the data root's last `zeroforge run --store` recorded
+    (after a rollback or promotion from the UI or the CLI on the data directory); False when none is recorded or
+    the store failed (logged)."""
+    try:
+        url = store_url_file(layout.root).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return False
+    try:
+        from shared.store import open_store
+
+        store = open_store(parse_store_url(url), outage_s=30)
+        publish_view(store, layout)
+    except StoreError as exc:
+        log.warning("could not republish the registry view of %s to the store %s (%s)", layout.game_name, url, exc)
+        return False
+    return True
