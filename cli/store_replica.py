@@ -4,7 +4,8 @@ syncs a local replica of the pipeline's data directory, so the command then runs
 The replica is --data-dir when given, else a cache directory per deployment (shared.layout.store_cache_root). It
 takes the store's deployment identity (a directory of another deployment is refused), then holds what a command
 reads: the store's shards of a game (`mirror_game_shards`), or the registry view of each game asked for, with
-the model files the command plays or exports (`sync_registry`, shared.store.view, sha256-checked). Every store
+the model files the command plays or exports (`sync_registry`, shared.store.view, sha256-checked). Before each
+sync the replica is bounded to `[pipeline] store_cache_gb` (shared.store.cache). Every store
 problem (unreachable, missing bucket, wrong keys, another deployment, a changed object) is one line `error: ...`
 and exit code 2.
 """
@@ -77,12 +78,28 @@ def mirror_game_shards(store_url: str, game_name: str | None, data_dir: Path | N
     try:
         store, root, games = _open(store_url, data_dir)
         game = chosen_games(store, games, game_name, every_game=False)[0]
+        _trim(root, game)
         fetched = mirror_shards(store, DataLayout(root, game))
     except (StoreError, LayoutError) as exc:
         fail(exc)
     if fetched:
         click.echo(f"fetched {fetched} shards from {store.url} into {root}", err=True)
     return root
+
+
+def _trim(root: Path, game: str) -> None:
+    """Bound the replica before a sync: `[pipeline] store_cache_gb` (from ZEROFORGE_PIPELINE__STORE_CACHE_GB or
+    the defaults of `game`), shared.store.cache.trim_replica."""
+    import os
+
+    from shared.config import ConfigError, PipelineConfig, load_config
+    from shared.store.cache import trim_replica
+
+    try:
+        limit_gb = load_config(PipelineConfig, game, None, os.environ, {}).pipeline.store_cache_gb
+    except ConfigError as exc:
+        fail(exc)
+    trim_replica(root, int(limit_gb * 1e9))
 
 
 def _model_versions(layout, models: Iterable[str | None]) -> list[str]:
@@ -116,7 +133,9 @@ def sync_registry(store_url: str, data_dir: Path | None, game_name: str | None =
 
     try:
         store, root, games = _open(store_url, data_dir)
-        for game in chosen_games(store, games, game_name, every_game):
+        chosen = chosen_games(store, games, game_name, every_game)
+        _trim(root, chosen[0])
+        for game in chosen:
             layout = DataLayout(root, game)
             materialise_view(store, layout)
             for version in _model_versions(layout, models):

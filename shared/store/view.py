@@ -86,6 +86,12 @@ def _parse_view(data: bytes, key: str, game: str) -> dict[str, Any]:
     return view
 
 
+def holds_pipeline_registry(layout: DataLayout) -> bool:
+    """Whether `layout`'s game directory holds a pipeline's own registry (a best pointer and no copy of a view
+    materialised from a store), which a replica's sync must never overwrite or trim."""
+    return layout.registry.best_path.exists() and not layout.registry_view_path.exists()
+
+
 def _replace_text(path: Path, text: str | None) -> None:
     """Make `path` hold `text` (atomically, only when it differs), or not exist when `text` is None."""
     if text is None:
@@ -111,7 +117,7 @@ def materialise_view(store: ObjectStore, layout: DataLayout) -> dict[str, Any]:
         raise StoreError(f"the store {store.url} holds no registry view of {layout.game_name} yet; the pipeline "
                          "publishes it at the start of each generation (`zeroforge run --store ...`)") from None
     view = _parse_view(data, key, layout.game_name)
-    if layout.registry.best_path.exists() and not layout.registry_view_path.exists():
+    if holds_pipeline_registry(layout):
         raise StoreError(f"{layout.root} holds the pipeline's own registry of {layout.game_name}, not a replica of the "
                          "store; run the command there without --store, or give another --data-dir")
     write_bytes_atomic(layout.registry_view_path, data)      # first: marks the directory as a replica

@@ -190,3 +190,35 @@ def test_store_errors_are_one_line(tmp_path: Path, primary: DataLayout, store_ur
         assert result.exit_code == 2, result.output
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], result.stderr
+
+
+def test_the_replica_is_bounded_shards_first_and_never_the_best_model(tmp_path: Path, primary: DataLayout,
+                                                                      store_url: str, monkeypatch) -> None:
+    import os
+
+    from shared.store.cache import trim_replica
+
+    store = open_store(store_url)
+    replica = DataLayout(tmp_path / "replica", "tictactoe")
+    materialise_view(store, replica)
+    files = [fetch_model(store, replica, version) for version in ("000001", "000002", "000003")]
+    shards = []
+    for age, name in enumerate(("old", "new")):
+        shard = replica.generation_shards_dir(1) / f"{name}.h5"
+        shard.parent.mkdir(parents=True, exist_ok=True)
+        shard.write_bytes(b"x" * 1000)
+        os.utime(shard, (1000 + age, 1000 + age))
+        shards.append(shard)
+    for age, model in enumerate(files):
+        os.utime(model, (2000 + age, 2000 + age))
+    size = files[0].stat().st_size
+    assert trim_replica(replica.root, 3 * size + 1000) == [shards[0]]            # the older shard only
+    assert trim_replica(replica.root, 2 * size) == [shards[1], files[0]]         # then the least recently used model
+    assert trim_replica(replica.root, 0) == [files[2]]                          # the best (000002) stays
+    assert files[1].exists() and ModelRegistry(replica.registry_dir).list()      # records stay
+    assert fetch_model(store, replica, "000001").exists()                        # an evicted model comes back
+    assert trim_replica(primary.root, 0) == [] and primary.metrics_path.exists()  # never the pipeline's own
+    monkeypatch.setenv("ZEROFORGE_PIPELINE__STORE_CACHE_GB", "0.000000001")       # 1 byte: the CLI trims before a sync
+    result = CliRunner().invoke(models, ["ls", "--store", store_url, "--data-dir", str(replica.root)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.parent.name for p in replica.registry.versions_dir.glob("*/model.pt")) == ["000002"]
