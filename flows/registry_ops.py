@@ -8,10 +8,12 @@ has its promotion refused by the registry's compare-and-swap.
 
 A refused change (an unknown version, a version the registry will not move best to, another data directory)
 ends the flow run in a Failed state whose message is the registry's one-line reason: the run's log then
-holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. A change republishes the store's
-registry view when the data directory records a store (shared.store.view.republish_recorded_view). (Run from a deployment, Prefect's
+holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. (Run from a deployment, Prefect's
 engine also re-raises the failure and logs it with its traceback, "Engine execution exited with unexpected
 exception"; RefusalLogFilter drops that record for these refusals only.)
+
+A change republishes the store's registry view when the data directory records a store
+(shared.store.view.republish_recorded_view).
 """
 from __future__ import annotations
 
