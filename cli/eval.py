@@ -4,7 +4,8 @@
     zeroforge eval minimax random --game tictactoe --games 40 --json
 
 Players are player specs (shared.players.spec): a registry version, best, shipped, a model file, random,
-pure-mcts:N or minimax (tic-tac-toe). The logic lives in shared.players.match; this module parses and prints.
+pure-mcts:N or minimax (tic-tac-toe). With --store URL the registry and the models played come from the run's
+object store (cli.store_replica). The logic lives in shared.players.match; this module parses and prints.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pathlib import Path
 import click
 
 from cli.play_common import (
-    checked_device, config_file_option, data_dir_option, device_option, game_and_registry, game_config, game_option,
-    user_errors,
+    canonical_game_name, checked_device, config_file_option, data_dir_option, device_option, game_and_registry,
+    game_config, game_option, user_errors,
 )
 from cli.render import text_table
+from cli.store_replica import store_option, sync_registry
 
 
 def match_progress():
@@ -108,9 +110,10 @@ def format_report(report: dict) -> str:
               help="Processes playing the chunks at once, at most one per chunk; the games are the same as with one "
                    f"[default: one per core on cpu from {AUTO_PROCESSES_MIN_GAMES} games, else 1].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
+@store_option
 def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims: int | None, seed: int,
                  opening_seed: int | None, config_file: Path | None, data_dir: Path | None, device: str,
-                 processes: int | None, as_json: bool) -> None:
+                 processes: int | None, as_json: bool, store_url: str | None) -> None:
     """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
 
     Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
@@ -122,6 +125,8 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
     device = checked_device(device)
     with user_errors():
         check_game_count(games)
+        if store_url is not None:
+            data_dir = sync_registry(store_url, data_dir, canonical_game_name(game_name), models=[player_a, player_b])
         game, registry_dir = game_and_registry(game_name, data_dir)
         cfg = game_config(game.name, config_file)
         notes = model_notes(game, (player_a, player_b), registry_dir)

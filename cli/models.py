@@ -7,6 +7,9 @@ versions, show who did what (history) and which was trained from which (tree), a
 
 The registry is DataLayout(root, game).registry_dir; root from --data-dir, else $ZEROFORGE_DATA_DIR,
 else ./zeroforge-data; game from --game, else the only game in the data root.
+With --store URL (a host with only the run's object store), the reading commands read a replica synced from the
+store's registry view first (cli.store_replica); promote, reject and rollback become a registry job that a worker
+on the data-directory host runs (cli.registry_request, through REDIS_URL).
 Errors print one line `error: ...` on stderr and exit with code 2.
 """
 from __future__ import annotations
@@ -21,6 +24,8 @@ import click
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.registry import ModelRegistry, ModelVersion, RegistryError, lineage_tree
 from cli.common import config_options, load_pipeline_config
+from cli.store_replica import store_option, sync_registry
+from shared.store.view import republish_recorded_view
 from cli.model_views import anchor_text, gate_text, lineage_json, lineage_renderable, status_text
 from cli.render import text_table
 
@@ -36,13 +41,18 @@ def _fail(message: object) -> NoReturn:
 
 
 def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
-    """Add --game/--data-dir, pass `registry` instead, and turn RegistryError/LayoutError into one-line errors."""
+    """Add --game/--data-dir/--store, pass `registry` instead, and turn RegistryError/LayoutError into one-line
+    errors. With --store the registry is a replica synced from the store's registry view (cli.store_replica)."""
 
     @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
     @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
-                  help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+                  help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data; with --store: the replica, "
+                       "default a cache directory per deployment).")
+    @store_option
     @functools.wraps(command)
-    def wrapper(game_name: str | None, data_dir: Path | None, **kwargs: Any) -> None:
+    def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, **kwargs: Any) -> None:
+        if store_url is not None:
+            data_dir = sync_registry(store_url, data_dir, game_name)
         try:
             root = data_dir or default_data_root()
             game = resolve_game_name(root, game_name, must_exist=True)
@@ -51,6 +61,47 @@ def _with_registry(command: Callable[..., None]) -> Callable[..., None]:
             _fail(exc)
 
     return wrapper
+
+
+def _registry_change(action: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The decorator of `models promote/reject/rollback` (`action`): --game/--data-dir as _with_registry; on the
+    data directory the command runs with the registry, then the store's view is republished when the data
+    directory records a store; with --store URL (a host with only the store and Redis) the change is a registry
+    job done on the data-directory host (cli.registry_request), and its result is printed as the command prints
+    it."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        @click.option("--game", "game_name", help="Game (default: the only game in the data dir).")
+        @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+                      help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
+        @click.option("--store", "store_url", envvar="ZEROFORGE_STORE", default=None, metavar="URL",
+                      help="The run's object store (or ZEROFORGE_STORE), from a host without the data directory: "
+                           "the change runs as a job on the data-directory host's train worker, through REDIS_URL.")
+        @click.option("--wait", "wait_s", type=click.FloatRange(1, 3600), default=60.0, show_default=True,
+                      help="With --store: seconds to wait for a worker to take the change before cancelling it.")
+        @functools.wraps(command)
+        def wrapper(game_name: str | None, data_dir: Path | None, store_url: str | None, wait_s: float,
+                    version: str, reason: str, force: bool) -> None:
+            if store_url is not None:
+                from cli.registry_request import request_registry_change
+
+                result = request_registry_change(store_url, game_name, action, version, reason, force, wait_s)
+                if result["error"]:
+                    _fail(result["error"])
+                _print_change(action, result["entry"], result["version"])
+                return
+            try:
+                root = data_dir or default_data_root()
+                game = resolve_game_name(root, game_name, must_exist=True)
+                command(registry=ModelRegistry(DataLayout(root, game).registry_dir, game_name=game), version=version,
+                        reason=reason, force=force)
+            except (RegistryError, LayoutError) as exc:
+                _fail(exc)
+            republish_recorded_view(DataLayout(root, game))
+
+        return wrapper
+
+    return decorate
 
 
 def _version_json(record: ModelVersion, best: str | None) -> dict[str, Any]:
@@ -111,13 +162,18 @@ def show_command(registry: ModelRegistry, version: str, as_json: bool) -> None:
         click.echo(f"{key:<15} {json.dumps(value) if isinstance(value, (dict, list)) else value}")
 
 
-def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
-    """Print what a promote/rollback did (event, version, forced, previous best, retired version, reason, by), or
-    `unchanged` when it changed nothing (entry None)."""
-    if entry is None:
-        click.echo(unchanged)
+def _print_change(action: str, entry: dict[str, Any] | None, version: str) -> None:
+    """Print what `action` (promote, reject, rollback) of `version` did: the history entry (event, version, forced,
+    and for promote/rollback the previous best, retired version, reason, by), or that nothing changed (entry
+    None)."""
+    forced = " (forced)" if entry is not None and entry.get("forced") else ""
+    if action == "reject":
+        click.echo(f"{version} already is rejected; nothing changed" if entry is None else
+                   f"reject{forced}: {entry['version']}: {entry['reason']} [by {entry['by']}]")
         return
-    forced = " (forced)" if entry.get("forced") else ""
+    if entry is None:
+        click.echo(f"{version} already is the best model; nothing changed")
+        return
     retired = ", now retired" if entry.get("retired") else ""
     click.echo(f"{entry['event']}{forced}: {entry['version']} (previous best {entry['previous_best'] or 'none'}"
                f"{retired}): {entry['reason']} [by {entry['by']}]")
@@ -130,12 +186,11 @@ def _report_change(entry: dict[str, Any] | None, unchanged: str) -> None:
 @click.option("--force", is_flag=True,
               help="Allow a version that never passed a gate (a rejected one, or a candidate whose gate result "
                    "is not 'promote'); recorded as forced.")
-@_with_registry
+@_registry_change("promote")
 def promote_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Make VERSION the best model (the one self-play uses); the history records the reason and who (user@host).
     A version that was best before (or an ancestor of the best) is refused: going back is `models rollback`."""
-    entry = registry.promote(version, reason, force=force)
-    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
+    _print_change("promote", registry.promote(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("reject")
@@ -143,15 +198,10 @@ def promote_command(registry: ModelRegistry, version: str, reason: str, force: b
 @click.option("--reason", default="manual rejection", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow rejecting a version that was best before (promoted or retired).")
-@_with_registry
+@_registry_change("reject")
 def reject_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Mark candidate VERSION rejected."""
-    entry = registry.reject(version, reason, force=force)
-    if entry is None:
-        click.echo(f"{registry.get(version).version} already is rejected; nothing changed")
-    else:
-        click.echo(f"reject{' (forced)' if entry.get('forced') else ''}: {entry['version']}: {entry['reason']} "
-                   f"[by {entry['by']}]")
+    _print_change("reject", registry.reject(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("rollback")
@@ -159,12 +209,11 @@ def reject_command(registry: ModelRegistry, version: str, reason: str, force: bo
 @click.option("--reason", default="manual rollback", show_default=True,
               help="Why, recorded in the history with who did it (user@host).")
 @click.option("--force", is_flag=True, help="Allow a version that was never promoted; recorded as forced.")
-@_with_registry
+@_registry_change("rollback")
 def rollback_command(registry: ModelRegistry, version: str, reason: str, force: bool) -> None:
     """Point the best model back at VERSION (one that was best before: promoted or retired); the next generation
     plays with it, and the version that was best becomes retired."""
-    entry = registry.rollback(version, reason, force=force)
-    _report_change(entry, f"{registry.get(version).version} already is the best model; nothing changed")
+    _print_change("rollback", registry.rollback(version, reason, force=force), registry.get(version).version)
 
 
 @models.command("history")
@@ -221,7 +270,9 @@ def _run_start(registry: ModelRegistry):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Also draw the anchor score against the hours of training to this PNG file.")
-def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None) -> None:
+@store_option
+def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool, plot_path: Path | None,
+                     store_url: str | None) -> None:
     """Strength against wall-clock time: for each finished generation, the hours of training up to its end (the
     generations' own durations summed, so pauses between sittings do not count), whether its candidate was
     promoted, the anchor match of each new best (score with its 95% interval, Elo), and the best model's oracle
@@ -231,6 +282,8 @@ def strength_command(game_name: str | None, data_dir: Path | None, as_json: bool
     duration was stored count the time since the previous record instead."""
     from shared.curves import elapsed_hours, read_metrics
 
+    if store_url is not None:
+        data_dir = sync_registry(store_url, data_dir, game_name)
     try:
         root = data_dir or default_data_root()
         layout = DataLayout(root, resolve_game_name(root, game_name, must_exist=True))
@@ -321,8 +374,9 @@ def init_command(game: str, config_file: Path | None, settings: tuple[str, ...],
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written metadata as JSON.")
+@store_option
 def export_command(version: str, fmt: str, output: Path | None, game_name: str | None, data_dir: Path | None,
-                   as_json: bool) -> None:
+                   as_json: bool, store_url: str | None) -> None:
     """Export VERSION (a registry version, best or shipped) to ONNX with its metadata (game, encoding, input
     shape, version, sha256 of the source model) and a dynamic batch axis."""
     from cli.play_common import user_errors
@@ -330,6 +384,10 @@ def export_command(version: str, fmt: str, output: Path | None, game_name: str |
     from shared.network.onnx_export import export_onnx
     from shared.players.analysis import choose_model
 
+    if store_url is not None:
+        with user_errors():
+            store_game = make_game(game_name).name if game_name else None
+        data_dir = sync_registry(store_url, data_dir, store_game, models=[version])
     with user_errors():
         root = data_dir or default_data_root()
         game = make_game(resolve_game_name(root, game_name))

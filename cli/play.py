@@ -19,9 +19,10 @@ from pathlib import Path
 import click
 
 from cli.play_common import (
-    checked_device, config_file_option, data_dir_option, describe_model, device_option, game_and_registry,
-    game_config, game_option, model_option, user_errors,
+    canonical_game_name, checked_device, config_file_option, data_dir_option, describe_model, device_option,
+    game_and_registry, game_config, game_option, model_option, user_errors,
 )
+from cli.store_replica import store_option, sync_registry
 from shared.players.analysis import DEFAULT_ANALYSIS_SIMULATIONS, PositionAnalysis
 
 QUIT_WORDS = ("quit", "exit", "q")
@@ -172,8 +173,10 @@ def _line_text(game, cells: list[int]) -> str:
 @config_file_option
 @data_dir_option
 @device_option
+@store_option
 def play(game_name: str, model_text: str | None, sims: int, first: str, moves_text: str | None, hint: bool,
-         save: Path | None, config_file: Path | None, data_dir: Path | None, device: str) -> None:
+         save: Path | None, config_file: Path | None, data_dir: Path | None, device: str,
+         store_url: str | None) -> None:
     """Play a game against the AI in the terminal (moves in the game's notation; hint, undo, help, quit).
 
     --first human gives you the first player's side (X, black in Othello), --first ai the second one.
@@ -184,6 +187,8 @@ def play(game_name: str, model_text: str | None, sims: int, first: str, moves_te
 
     device = checked_device(device)
     with user_errors():
+        if store_url is not None:
+            data_dir = sync_registry(store_url, data_dir, canonical_game_name(game_name), models=[model_text])
         game, registry_dir = game_and_registry(game_name, data_dir)
         model = choose_model(game, model_text, registry_dir)
         evaluate = load_network_evaluator(model.path, game, device)

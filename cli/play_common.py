@@ -50,6 +50,11 @@ def user_errors() -> Iterator[None]:
         fail(exc)
 
 
+def canonical_game_name(game_name: str) -> str:
+    """The game's own name (make_game(game_name).name: the name its data lives under); GameError when unknown."""
+    return make_game(game_name).name
+
+
 def game_and_registry(game_name: str, data_dir: Path | None) -> tuple[Game, Path]:
     """make_game(game_name) and its registry dir under --data-dir (default data root otherwise)."""
     game = make_game(game_name)

@@ -258,6 +258,9 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
         raise click.UsageError(f"--data-dir {data_dir}: {redact_text(exc)}") from None
     if cfg.pipeline.store is not None:
         _claim_store(cfg, identity)
+    from shared.store.view import record_store_url
+
+    record_store_url(data_dir, cfg.pipeline.store)
     local_mode = not os.environ.get("PREFECT_API_URL")
     click.echo("prefect: loading it" + (" and starting its temporary server" if local_mode else "") + " ...")
     from prefect.exceptions import CancelledRun   # only now: Prefect reads its settings when first imported

@@ -10,7 +10,7 @@ map, a move-by-move replay), each view also as JSON.
 SHARD is a shard file, a self-play job id (found in the game's shard folders through the data layout) or its
 short form g<generation>-sp<index> (shared.shards.short_ids; `shards ls` shows it).
 With --store s3://BUCKET/PREFIX (a host without the pipeline's data directory), the store's shards of the game are
-fetched first into --data-dir, which then holds a replica of them (shared.store.replica).
+fetched first into a replica (--data-dir, else the deployment's cache directory; cli.store_replica).
 Errors print one line `error: ...` on stderr and exit with code 2.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from cli.play_common import fail
+from cli.store_replica import mirror_game_shards, store_option
 from cli.render import game_json, game_listing, shard_summary, summary_json, text_table
 from shared.layout import DataLayout, LayoutError, default_data_root, resolve_game_name
 from shared.shards import ShardError, read_shard, scan_shards
@@ -29,33 +30,6 @@ from shared.shards.reader import ShardInfo
 from shared.shards.short_ids import parse_short_id, resolve_short_id, short_id
 
 _DATA_DIR_HELP = "Data root (default: $ZEROFORGE_DATA_DIR, else ./zeroforge-data)."
-_STORE_HELP = ("The run's object store, s3://BUCKET/PREFIX (or ZEROFORGE_STORE; keys from the AWS_* variables): fetch "
-               "its shards of the game into the data root first.")
-
-
-def _mirror(store_url: str, game_name: str | None, data_dir: Path | None) -> None:
-    """Fetch the store's shards of the game into the data root (adopting the store's deployment identity);
-    fail() in one line on a store error or a data root of another deployment."""
-    from shared.layout import adopt_data_id
-    from shared.store import StoreError, open_store, store_identity
-    from shared.store.replica import mirror_shards, store_games
-
-    root = data_dir or default_data_root()
-    try:
-        store = open_store(store_url, outage_s=30)
-        owner = store_identity(store)
-        if owner is None:
-            fail(f"the store {store.url} holds no zeroforge deployment yet; check the store URL")
-        if adopt_data_id(root, owner) != owner:
-            fail(f"{root} belongs to another deployment than the store {store.url}; give another --data-dir")
-        games = store_games(store)
-        if game_name is None and len(games) != 1:
-            fail(f"the store {store.url} holds {', '.join(games) or 'no games'}; pick one with --game")
-        fetched = mirror_shards(store, DataLayout(root, game_name or games[0]))
-    except (StoreError, LayoutError) as exc:
-        fail(exc)
-    if fetched:
-        click.echo(f"fetched {fetched} shards from {store.url} into {root}", err=True)
 
 
 def _info_json(info: ShardInfo) -> dict:
@@ -99,13 +73,13 @@ def shards() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option("--game", "game_name", help="Game whose shards to list (default: the only game in the data dir).")
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), help=_DATA_DIR_HELP)
-@click.option("--store", "store_url", envvar="ZEROFORGE_STORE", default=None, help=_STORE_HELP)
+@store_option
 def ls_command(directory: Path | None, as_json: bool, game_name: str | None, data_dir: Path | None,
                store_url: str | None) -> None:
     """List the shards under DIRECTORY (recursively), or under the game's shards directory in the data root,
     with their paths (relative to the data root or DIRECTORY; the JSON has full paths)."""
     if store_url is not None and directory is None:
-        _mirror(store_url, game_name, data_dir)
+        data_dir = mirror_game_shards(store_url, game_name, data_dir)
     try:
         folder, base = _shards_directory(directory, game_name, data_dir)
         scan = scan_shards(folder, recursive=True)
@@ -211,7 +185,7 @@ def _show_game(game, shard, index: int, move: int | None, replay: bool, as_json:
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON.")
 @click.option("--game", "game_name", help="Game whose shards hold SHARD (default: the only game in the data dir).")
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), help=_DATA_DIR_HELP)
-@click.option("--store", "store_url", envvar="ZEROFORGE_STORE", default=None, help=_STORE_HELP)
+@store_option
 def show_command(shard: str | None, game_index: int | None, move: int | None, replay: bool, all_games: bool,
                  as_json: bool, game_name: str | None, data_dir: Path | None, store_url: str | None) -> None:
     """Summarise SHARD (a shard file, a self-play job id or its short form g<generation>-sp<index> as `shards ls`
@@ -222,7 +196,7 @@ def show_command(shard: str | None, game_index: int | None, move: int | None, re
     if move is not None and replay:
         fail("give --move M or --replay, not both")
     if store_url is not None:
-        _mirror(store_url, game_name, data_dir)
+        data_dir = mirror_game_shards(store_url, game_name, data_dir)
     try:
         loaded = read_shard(_find_shard(shard, game_name, data_dir))
         if game_index is None:

@@ -8,7 +8,8 @@ data directory (shared.layout.redis_url_file, mode 0600). The figures come from 
 the pipeline's generation and phase from the phase record the flows write (shared.phase). With no Redis to ask
 (nothing runs on the data directory) it answers from the data directory (services.run_record): each game's last
 phase, generations done, best model and its record, and the last gate; --json then prints {"redis": null,
-"running": false, "runs": {game: record}}.
+"running": false, "runs": {game: record}}. With --store URL (a host with only the run's object store) the data
+directory is a replica synced from the store's registry views (cli.store_replica); REDIS_URL adds the live view.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import sys
 from pathlib import Path
 
 import click
+
+from cli.store_replica import store_option, sync_registry
 
 
 def _redis_url(option: str | None, data_dir: Path) -> str | None:
@@ -119,7 +122,9 @@ def render(status: dict) -> None:
 @click.option("--redis-url", default=None,
               help="The Redis to ask (default: REDIS_URL, else the private Redis of a running `zeroforge run`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
-def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_json: bool) -> None:
+@store_option
+def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_json: bool,
+           store_url: str | None) -> None:
     """Show the workers alive, queue depths, running, stuck and failed jobs, and the pipeline's phase; with nothing
     running, what the data directory records (generations done, best model, last gate)."""
     from services.jobqueue import REDIS_DOWN_ERRORS, connect
@@ -127,6 +132,8 @@ def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_js
     from services.status import collect_status
     from shared.layout import default_data_root
 
+    if store_url is not None:
+        data_dir = sync_registry(store_url, data_dir, game, every_game=True)
     data_dir = (data_dir or default_data_root()).resolve()
     url = _redis_url(redis_url, data_dir)
     if url is None:

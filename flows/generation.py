@@ -25,7 +25,7 @@ from flows.oracle import oracle_figures
 from flows.progress import Waiter
 from flows.promote import decide_flow
 from flows.selfplay_feeder import MAX_JOBS_FACTOR, SelfPlayFeeder
-from flows.store_sync import fetch_shards, publish_models
+from flows.store_sync import fetch_shards, publish_models, publish_registry_view
 from services.initial_model import ensure_initial_model
 from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, REDIS_DOWN_ERRORS, JobSpec, RedisPatience, WaitProgress,
                                connect, enqueue, run_jobs, ttl_kwargs, withdraw_queued)
@@ -267,6 +267,7 @@ def generation_flow(config: PipelineConfig, generation: int, data_dir: str, self
     logger = get_run_logger()
     game = config.game.name
     best = initial_model_task(config, data_dir)
+    publish_registry_view(config, DataLayout(Path(data_dir), game))
     player = selfplay_model or best
     logger.info("%s generation %d: playing with %s model %s", game, generation,
                 "best" if player == best else "the previous best (enqueued ahead)", player)

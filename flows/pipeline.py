@@ -25,6 +25,7 @@ from flows.interrupt import cancel_on_interrupt
 from flows.naming import run_name
 from flows.progress import record_phase, run_progress_line
 from flows.promote import ensure_anchor
+from flows.store_sync import publish_registry_view
 from shared.config import PipelineConfig
 from shared.curves import read_metrics
 from shared.layout import DataLayout
@@ -97,4 +98,5 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
         raise
     record_phase(layout, max(0, next_generation(registry) - 1), "done", f"{len(summaries)} generation(s) run",
                  state="finished")
+    publish_registry_view(config, layout)
     return summaries

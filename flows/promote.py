@@ -1,5 +1,6 @@
 """The `decide` flow: record the gate result, then promote or reject the candidate; anchor each new best.
 
+With a store, the registry view (shared.store.view) is republished after each decision.
 Promotion itself is `ModelRegistry.promote`, the one function that moves the registry's best pointer (used
 here, by the initial model and by `zeroforge models promote/rollback`). The gate's promotion is a
 compare-and-swap: the candidate becomes best only if best still is the model it was gated against; if a
@@ -16,6 +17,7 @@ from prefect.artifacts import create_markdown_artifact
 from flows.gate import match_specs, run_match
 from flows.interrupt import cancel_on_interrupt
 from flows.naming import artifact_key, run_name
+from flows.store_sync import publish_registry_view
 from flows.strength_plot import strength_markdown, strength_points, write_strength_plot
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
@@ -97,12 +99,14 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
     if not promoted:
         registry.reject(candidate, reason=reason, by=GATE_ACTOR)
         logger.info("%s gen %d: rejected %s (%s)", game, generation, candidate, reason)
+        publish_registry_view(config, layout)
         return {"promoted": False, "best": registry.best_version()}
     logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
     anchor = None
     if config.gate.anchor and config.gate.anchor_games > 0:
         anchor = _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
     publish_strength(layout, registry, generation)
+    publish_registry_view(config, layout)
     return {"promoted": True, "best": candidate, "anchor": anchor}
 
 

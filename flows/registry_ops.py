@@ -11,6 +11,9 @@ ends the flow run in a Failed state whose message is the registry's one-line rea
 holds that line (Prefect's "Finished in state Failed(...)"), not a traceback. (Run from a deployment, Prefect's
 engine also re-raises the failure and logs it with its traceback, "Engine execution exited with unexpected
 exception"; RefusalLogFilter drops that record for these refusals only.)
+
+A change republishes the store's registry view when the data directory records a store
+(shared.store.view.republish_recorded_view).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from flows.naming import run_name
 from flows.prefect_env import check_served_data_dir
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry, RegistryError
+from shared.store.view import republish_recorded_view
 
 #: Who the registry's history names for changes made through these flows.
 UI_ACTOR = "prefect-ui"
@@ -73,8 +77,10 @@ def previous_best(registry: ModelRegistry) -> str:
 
 
 def _report(logger, action: str, game: str, entry: dict[str, Any] | None, registry: ModelRegistry,
-            version: str) -> dict[str, Any]:
+            version: str, data_dir: str) -> dict[str, Any]:
     best = registry.best_version()
+    if entry is not None:
+        republish_recorded_view(DataLayout(Path(data_dir), game))
     if entry is None:
         logger.info("%s: %s already is the best model; nothing changed", game, version)
         return {"changed": False, "best": best, "previous_best": best}
@@ -95,7 +101,7 @@ def rollback_flow(data_dir: str, game: str, version: str | None = None,
         entry = registry.rollback(target, reason, by=UI_ACTOR)
     except (RegistryError, ValueError) as exc:
         return Failed(message=f"{REFUSED[0]}{exc}")
-    return _report(get_run_logger(), "rolled back to", game, entry, registry, target)
+    return _report(get_run_logger(), "rolled back to", game, entry, registry, target, data_dir)
 
 
 @flow(name="promote", flow_run_name=run_name("promote-{version}", create_identity=False))
@@ -109,4 +115,4 @@ def promote_flow(data_dir: str, game: str, version: str, reason: str = "promoted
         entry = registry.promote(version, reason, force=force, by=UI_ACTOR)
     except (RegistryError, ValueError) as exc:
         return Failed(message=f"{REFUSED[1]}{exc}")
-    return _report(get_run_logger(), "promoted", game, entry, registry, version)
+    return _report(get_run_logger(), "promoted", game, entry, registry, version, data_dir)

@@ -1,14 +1,19 @@
 """The pipeline's side of the object store (`[pipeline] store`, shared.store.replica): publish the models that
-queued jobs will play, fetch the shards that workers on other hosts published. Without a store both do nothing:
+queued jobs will play, fetch the shards that workers on other hosts published, and keep the store's registry view
+(shared.store.view) current for hosts that read the run with only the store. Without a store these do nothing:
 the workers share the data directory."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from shared.config import PipelineConfig
 from shared.layout import DataLayout
-from shared.store import ObjectStore, open_store
+from shared.store import ObjectStore, StoreError, open_store
 from shared.store.replica import fetch_shard, publish_version
+from shared.store.view import publish_view
+
+log = logging.getLogger(__name__)
 
 
 def pipeline_store(config: PipelineConfig) -> ObjectStore | None:
@@ -36,3 +41,18 @@ def fetch_shards(config: PipelineConfig, layout: DataLayout, shards: Iterable[st
     for relative in missing:
         fetch_shard(store, layout, relative)
     return len(missing)
+
+
+def publish_registry_view(config: PipelineConfig, layout: DataLayout) -> bool:
+    """Replace the run's store's registry view of the game (at the start of each generation, after each promotion
+    decision and when the run ends); False when the run has no store or the store failed (logged as a warning: the
+    view serves readers, the run goes on without it and publishes it again at its next change)."""
+    store = pipeline_store(config)
+    if store is None:
+        return False
+    try:
+        publish_view(store, layout)
+    except StoreError as exc:
+        log.warning("could not publish the registry view of %s to %s (%s)", layout.game_name, store.url, exc)
+        return False
+    return True

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from shared.config import GatekeeperConfig, SelfPlayServiceConfig, TrainerConfig
 from shared.layout import DataLayout, LayoutError, adopt_data_id
 from shared.players.spec import PlayerSpecError, parse_player_spec
+from shared.registry.actor import MAX_ACTOR_CHARS
 
 Version = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,9}$")]
 #: A job id is a file name (the shard's) and never a path: no separator, no leading dot.
@@ -190,3 +191,25 @@ class PairScores(_Frozen):
 class MatchChunkResult(_Frozen):
     pairs: list[PairScores]
     seconds: float
+
+
+class RegistryChangePayload(_Frozen):
+    """One change of a game's registry: `action` of `version` with `reason`, made by `by` (user@host of the asking
+    command), `force` as the command's --force."""
+
+    data_id: DataId
+    game: Annotated[str, StringConstraints(max_length=64)]
+    action: Literal["promote", "reject", "rollback"]
+    version: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,9}$")]
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    force: bool = False
+    by: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ACTOR_CHARS)]
+
+
+class RegistryChangeResult(_Frozen):
+    """What the change did: `entry` the history entry written (None when nothing changed), `version` the version
+    as the registry names it, `error` the registry's one-line refusal (then nothing changed)."""
+
+    entry: dict[str, Any] | None = None
+    version: str = ""
+    error: str | None = None

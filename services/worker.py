@@ -1,4 +1,5 @@
-"""The zeroforge rq worker: one process that runs self-play, training and evaluation jobs, and nothing else.
+"""The zeroforge rq worker: one process that runs self-play, training and evaluation jobs (and the registry
+changes asked for from hosts with only the store, services.registry_job), and nothing else.
 
 A worker is an rq `SimpleWorker` (jobs run in the worker process itself, so torch is imported once and
 models stay cached between jobs; rq's default forking worker would re-import torch for every job).
@@ -51,6 +52,7 @@ JOB_FUNCTIONS = (
     "services.selfplay.selfplay_job",
     "services.trainer.train_job",
     "services.gatekeeper.match_job",
+    "services.registry_job.registry_job",
 )
 
 

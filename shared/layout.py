@@ -7,6 +7,7 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/prefect/                                     PREFECT_HOME of the runs started on this data directory
     <root>/prefect/ui-server.json                       the `zeroforge ui` server serving it (while one runs), its port
     <root>/redis-url                                    the private Redis of a running `zeroforge run` (mode 0600)
+    <root>/store-url                                    the object store of the last `zeroforge run --store` here
     <root>/tensorboard/<game>/                          TensorBoard event files, one run per game (`tensorboard --logdir <root>/tensorboard`)
     <root>/games/<game>/shards/gen-000003/<job_id>.h5   self-play shards, one folder per generation
     <root>/games/<game>/quarantine/                     damaged shards moved out of the way
@@ -18,6 +19,11 @@ Layout under a data root (default `./zeroforge-data`, or env ZEROFORGE_DATA_DIR)
     <root>/games/<game>/reports/oracle-set-200.npz      the labelled positions of the oracle figures (built once)
     <root>/games/<game>/STOP                            touch it to stop a pipeline after its current generation
     <root>/games/<game>/phase.json                      what the pipeline is doing now (`zeroforge status` reads it)
+    <root>/games/<game>/registry-view.json              the registry view the pipeline publishes to its store (the
+                                                        store key; a replica keeps its last copy here)
+
+A host with only the store keeps its replica of a deployment in store_cache_root(<deployment id>)
+($XDG_CACHE_HOME/zeroforge/store/<id>, else ~/.cache/zeroforge/store/<id>).
 
 Inside a registry directory (RegistryLayout):
 
@@ -113,6 +119,22 @@ def redis_url_file(root: Path) -> Path:
     """<root>/redis-url: the URL (password included, file mode 0600) of the private Redis that a running
     `zeroforge run` started for data root `root`, so that `zeroforge status` finds it; removed when the run ends."""
     return Path(root) / "redis-url"
+
+
+def store_url_file(root: Path) -> Path:
+    """<root>/store-url: the object store URL (no credentials: those stay in AWS_* variables) of the last
+    `zeroforge run --store` on data root `root`, so that registry changes made here republish the store's view."""
+    return Path(root) / "store-url"
+
+
+def store_cache_root(identity: str) -> Path:
+    """The data root of the replica a host with only the store keeps of deployment `identity` (12 hex digits):
+    $XDG_CACHE_HOME/zeroforge/store/<identity>, else ~/.cache/zeroforge/store/<identity>. LayoutError for a
+    malformed identity."""
+    if not _DATA_ID.match(identity):
+        raise LayoutError(f"{identity!r} is not a data directory identity (12 hex digits)")
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "zeroforge" / "store" / identity
 
 
 def tensorboard_dir(root: Path) -> Path:
@@ -305,6 +327,12 @@ class DataLayout:
         return self.reports_dir / "strength.png"
 
     @property
+    def registry_view_path(self) -> Path:
+        """<root>/games/<game>/registry-view.json: the registry view of the game (shared.store.view); its store key
+        is this path's, and a replica keeps the view it materialised here."""
+        return self.game_dir / "registry-view.json"
+
+    @property
     def metrics_path(self) -> Path:
         """<root>/games/<game>/reports/generations.jsonl: one JSON line per finished generation (flows.curves)."""
         return self.reports_dir / "generations.jsonl"
@@ -376,6 +404,11 @@ class JobIds:
     def anchor(self, generation: int, version: str, index: int) -> str:
         """Eval job `index` of the anchor match of new best `version`."""
         return f"{self._prefix(generation)}-anchor-{version}-m{index:03d}"
+
+    def registry_change(self, token: str) -> str:
+        """A registry change asked for from a host with only the store (services.registry_job); `token` makes
+        each request its own job (a change is not tied to a generation)."""
+        return f"zf-{self.data_id}-{self.game_name}-registry-{token}"
 
 
 def games_in_data_root(root: Path) -> list[str]:

@@ -375,6 +375,12 @@ class PipelineSection(Section):
         description="How long a store request is retried while the store does not answer before the run stops "
         "(resumable) with an error.",
     )
+    store_cache_gb: float = Field(
+        default=4.0, gt=0, le=100_000,
+        description="Size bound of the replica a host with only the store keeps (`--store` on the reading "
+        "commands): before each sync its shards, then its model files other than the best, are evicted least "
+        "recently used first until they fit (shared.store.cache).",
+    )
 
     @model_validator(mode="after")
     def _wait_covers_jobs(self) -> PipelineSection:

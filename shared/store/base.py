@@ -4,6 +4,9 @@ A key is a relative POSIX path ("games/connect4/shards/gen000003/JOB.h5"); share
 makes every path. Both backends (shared.store.local, shared.store.s3) keep the same guarantees:
 - `put_file` / `put_bytes` publish an object once: when the key exists they change nothing and return False, so a
   retried or duplicated job never leaves two copies or replaces one; an interrupted put leaves nothing.
+- `put_bytes(key, data, replace=True)` replaces a mutable object whole (the registry view, shared.store.view): a
+  reader sees the old object or the new one, never a mix (an S3 PUT; temp file + rename on the local backend).
+  Model files, their records and shards are never written this way.
 - `get_file` writes the whole object or nothing (a temp file renamed into place).
 """
 from __future__ import annotations
@@ -39,8 +42,9 @@ class ObjectStore(Protocol):
     def put_file(self, key: str, source: Path) -> bool:
         """Publish the file `source` under `key` unless the key exists; True when this call created it."""
 
-    def put_bytes(self, key: str, data: bytes) -> bool:
-        """Publish `data` under `key` unless the key exists; True when this call created it."""
+    def put_bytes(self, key: str, data: bytes, replace: bool = False) -> bool:
+        """Publish `data` under `key` unless the key exists; True when this call created it. replace=True: write
+        it whether or not the key exists (atomically for readers); returns True."""
 
     def get_file(self, key: str, dest: Path) -> None:
         """Write the object `key` to `dest` (whole or not at all); ObjectMissingError when there is none."""

@@ -52,9 +52,18 @@ class LocalObjectStore:
         with open(source, "rb") as src:
             return self._publish(key, lambda handle: shutil.copyfileobj(src, handle, 1 << 20))
 
-    def put_bytes(self, key: str, data: bytes) -> bool:
-        """Publish `data` under `key` unless the key exists; True when this call created it."""
-        return self._publish(key, lambda handle: handle.write(data))
+    def put_bytes(self, key: str, data: bytes, replace: bool = False) -> bool:
+        """Publish `data` under `key` unless the key exists; True when this call created it. replace=True: replace
+        the object whole (temp file + rename: readers see the old bytes or the new ones); returns True."""
+        if not replace:
+            return self._publish(key, lambda handle: handle.write(data))
+        target = self._path(key)
+        try:
+            with atomic_output(target) as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise StoreError(f"cannot write to the store directory {self.root} ({exc.strerror}); check --store")
+        return True
 
     def get_file(self, key: str, dest: Path) -> None:
         """Copy the object `key` to `dest` atomically; ObjectMissingError when there is none."""

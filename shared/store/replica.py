@@ -42,7 +42,10 @@ def replicate_version(store: ObjectStore, layout: DataLayout, version: str) -> N
     when the store's model is not the one its record names; ObjectMissingError when the store lacks it."""
     name = normalise_version(version)
     registry = ModelRegistry(layout.registry_dir)
-    if layout.registry.version_dir(name).is_dir():
+    if layout.registry.model_path(name).is_file():
+        return
+    if layout.registry.version_dir(name).is_dir():   # a record materialised from the registry view, no model yet
+        fetch_model(store, layout, name)
         return
     meta_key = layout.store_key(layout.registry.meta_path(name))
     try:
@@ -56,14 +59,39 @@ def replicate_version(store: ObjectStore, layout: DataLayout, version: str) -> N
     try:
         store.get_file(model_key, download)
         if not isinstance(meta, dict) or sha256_of_file(download) != meta.get("checksum"):
-            raise StoreIntegrityError(f"the store's {model_key} is not the model its record names (sha256 differs): "
-                                      "it was changed outside zeroforge; restore it or roll back to another version")
+            raise _changed_model(model_key)
         try:
             registry.adopt(meta, download)
         except RegistryError as exc:
             raise StoreIntegrityError(f"the store's record of version {name} is not usable: {exc}") from None
     finally:
         download.unlink(missing_ok=True)
+
+
+def _changed_model(key: str) -> StoreIntegrityError:
+    return StoreIntegrityError(f"the store's {key} is not the model its record names (sha256 differs): it was "
+                               "changed outside zeroforge; restore it or roll back to another version")
+
+
+def fetch_model(store: ObjectStore, layout: DataLayout, version: str) -> Path:
+    """The model file of `version`, whose record the replica's registry holds (materialised from the registry view,
+    shared.store.view), downloaded when it is not there yet: checked against the record's sha256, then installed
+    whole, never over an existing file. StoreIntegrityError when the store's bytes are not the recorded model;
+    ObjectMissingError when the store lacks it; RegistryError for an unknown version."""
+    record = ModelRegistry(layout.registry_dir).get(version)
+    if record.path.is_file():
+        return record.path
+    key = layout.store_key(record.path)
+    tmp = temp_path_for(record.path)
+    try:
+        store.get_file(key, tmp)
+        if sha256_of_file(tmp) != record.checksum:
+            raise _changed_model(key)
+        publish_once(tmp, record.path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(record.path.parent)
+    return record.path
 
 
 def publish_shard(store: ObjectStore, layout: DataLayout, path: Path) -> bool:

@@ -71,12 +71,12 @@ class S3ObjectStore:
                                          f"({_reason(text)}); start it or check {ENDPOINT_ENV}, then rerun")
         return StoreError(f"store request for {key} failed: {code or _first_line(exc)}")
 
-    def _put(self, key: str, data) -> bool:
+    def _put(self, key: str, data, mode: str = "create") -> bool:
         import obstore
         from obstore import exceptions as obx
 
         try:
-            obstore.put(self._store, check_key(key), data, mode="create")
+            obstore.put(self._store, check_key(key), data, mode=mode)
         except (obx.AlreadyExistsError, obx.PreconditionError):
             return False
         except Exception as exc:
@@ -87,9 +87,10 @@ class S3ObjectStore:
         """Publish the file `source` under `key` unless the key exists; True when this call created it."""
         return self._put(key, Path(source))
 
-    def put_bytes(self, key: str, data: bytes) -> bool:
-        """Publish `data` under `key` unless the key exists; True when this call created it."""
-        return self._put(key, bytes(data))
+    def put_bytes(self, key: str, data: bytes, replace: bool = False) -> bool:
+        """Publish `data` under `key` unless the key exists; True when this call created it. replace=True: one plain
+        PUT that replaces the object whole (S3 readers see the old object or the new one); returns True."""
+        return self._put(key, bytes(data), mode="overwrite" if replace else "create")
 
     def get_file(self, key: str, dest: Path) -> None:
         """Download the object `key` to `dest` (a temp file renamed into place); ObjectMissingError when none."""

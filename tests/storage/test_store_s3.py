@@ -52,6 +52,25 @@ def test_the_server_honours_create_only_puts(s3, tmp_path: Path) -> None:
     assert store.exists("a/k") and not store.exists("a/none")
 
 
+def test_a_replaceable_object_is_replaced_whole_and_a_view_round_trips(s3, tmp_path: Path, model_file: Path) -> None:
+    from shared.store.replica import fetch_model
+    from shared.store.view import materialise_view, publish_view
+
+    store = open_store("s3://zeroforge-test/view")
+    assert store.put_bytes("a/view.json", b"one", replace=True) is True
+    assert store.put_bytes("a/view.json", b"two") is False                  # create-only unless asked
+    assert store.put_bytes("a/view.json", b"three", replace=True) is True
+    assert store.get_bytes("a/view.json") == b"three"
+    primary = DataLayout(tmp_path / "primary", "tictactoe")
+    registry = ModelRegistry(primary.registry_dir)
+    registry.promote(registry.register(model_file, generation=0).version, reason="initial", by="test")
+    publish_view(store, primary)
+    replica = DataLayout(tmp_path / "replica", "tictactoe")
+    materialise_view(store, replica)
+    assert ModelRegistry(replica.registry_dir).best_version() == "000001"
+    assert fetch_model(store, replica, "000001").read_bytes() == model_file.read_bytes()
+
+
 def test_a_model_changed_behind_zeroforges_back_is_never_installed(s3, tmp_path: Path, model_file: Path) -> None:
     import obstore
     from obstore.store import S3Store
