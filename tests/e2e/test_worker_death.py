@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from rq import Worker
+from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
 
 from cli.local_workers import spawn_local_workers, stop_processes
 from services.initial_model import ensure_initial_model
@@ -62,6 +64,11 @@ def test_a_killed_workers_job_runs_again_within_a_minute_with_default_settings(t
             _wait_until(lambda: len(live_workers(connection, QUEUE_SELFPLAY)) == 2, 90, "two workers", 0.2)
             enqueue(connection, spec)
             entry = _wait_until(lambda: connection.zrange(f"rq:wip:{QUEUE_SELFPLAY}", 0, -1), 60, "the job to start")
+            # kill it once it runs: rq lists the execution a moment before it marks the job started, and a worker
+            # killed in between leaves a QUEUED job that only a waiter with the jobs' specs redoes (wait_for_jobs'
+            # orphan check, which the pipeline's waits have and this bare wait has not)
+            _wait_until(lambda: Job.fetch(job_id, connection=connection, serializer=JSONSerializer).get_status()
+                        == JobStatus.STARTED, 60, "the job to be running", 0.05)
             execution = entry[0].decode().rsplit(":", 1)[1]
             worker_name = connection.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
             pid = int(connection.hget(f"rq:worker:{worker_name}", "pid"))
