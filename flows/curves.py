@@ -54,8 +54,7 @@ def generation_metrics(generation: int, selfplay: dict[str, Any], training: dict
         anchor=anchor.get("opponent"), anchor_score=anchor.get("score"), anchor_ci_low=anchor.get("ci_low"),
         anchor_ci_high=anchor.get("ci_high"), anchor_elo=anchor.get("elo"),
         anchor_elo_low=anchor.get("elo_low"), anchor_elo_high=anchor.get("elo_high"), **(oracle or {}),
-        **({} if split is None else {"workers": split.workers, **{f"worker_{role}_s": round(getattr(split, f"{role}_s"), 1)
-                                                               for role in ("selfplay", "train", "gate", "anchor", "idle")}}))
+        **({} if split is None else split.metric_fields()))
 
 
 def publish_curves(layout: DataLayout, records: list[GenerationMetrics]) -> str:

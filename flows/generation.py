@@ -32,6 +32,7 @@ from services.jobqueue import (QUEUE_SELFPLAY, QUEUE_TRAIN, REDIS_DOWN_ERRORS, J
 from services.payloads import SelfPlayPayload, SelfPlayResult, TrainPayload, TrainResult
 from services.worker_time import WorkerTime, worker_time
 from shared.config import PipelineConfig
+from shared.curves.metrics import WORKER_ROLES
 from shared.games import make_game
 from shared.shards.resign_calibration import ResignCalibration, calibrated_resign_threshold, no_resign_samples
 from shared.layout import DataLayout
@@ -96,7 +97,13 @@ def selfplay_specs(config: PipelineConfig, layout: DataLayout, generation: int, 
     """The self-play jobs 0..n-1 of `generation` played by `model_version` (selfplay_spec_maker), n = `jobs`
     (those enqueued for it ahead) or selfplay.jobs_per_generation, whichever is more."""
     make = selfplay_spec_maker(config, layout, generation, model_version, logger)
-    return [make(i) for i in range(max(config.selfplay.jobs_per_generation, jobs or 0))]
+    return [make(i) for i in range(selfplay_job_count(config, jobs))]
+
+
+def selfplay_job_count(config: PipelineConfig, jobs: int | None) -> int:
+    """How many self-play jobs a generation has: `jobs` (those enqueued for it ahead) or
+    selfplay.jobs_per_generation, whichever is more."""
+    return max(config.selfplay.jobs_per_generation, jobs or 0)
 
 
 def enqueue_selfplay_ahead(config: PipelineConfig, layout: DataLayout, generation: int, model_version: str,
@@ -117,8 +124,7 @@ def withdraw_selfplay_ahead(config: PipelineConfig, layout: DataLayout, generati
     the best model of then). Never raises: Redis being away only leaves the jobs queued, as a rerun with the same
     best reuses them."""
     ids = layout.job_ids()
-    count = max(config.selfplay.jobs_per_generation, jobs or 0)
-    job_ids = [ids.selfplay(generation, model_version, i) for i in range(count)]
+    job_ids = [ids.selfplay(generation, model_version, i) for i in range(selfplay_job_count(config, jobs))]
     try:
         withdrawn = withdraw_queued(connect(), job_ids)
     except REDIS_DOWN_ERRORS as exc:
@@ -245,7 +251,7 @@ def generation_worker_time(config: PipelineConfig, layout: DataLayout, generatio
     create_table_artifact(key=artifact_key(config.game.name, layout.root, "worker-time", generation),
                           table=[{"role": role, "worker-seconds": round(getattr(split, f"{role}_s"), 1),
                                   "share": f"{100 * (split.share(role) or 0.0):.1f}%"}
-                                 for role in ("selfplay", "train", "gate", "anchor", "idle")],
+                                 for role in WORKER_ROLES],
                           description=f"generation {generation}: worker-seconds by role, {split.workers} worker(s) "
                                       f"x {split.window_s:.0f} s")
     return split

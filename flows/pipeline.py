@@ -7,9 +7,9 @@ in this data directory, so a stopped pipeline started again with the same number
 with `generations` unset runs until stopped (Ctrl-C, or the stop file DataLayout.stop_file, checked between
 generations); with pipeline.max_hours it also stops before a generation that would end past that wall-clock budget.
 With pipeline.overlap_selfplay each generation enqueues the next one's self-play (with the best model of that
-moment) right behind its own, so that workers its self-play tail, training and gate leave free play it, and the next
-generation plays those jobs; a run that stops early (stop file, time budget) withdraws the ones not started. The jobs go to the Redis
-named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
+moment) right behind its own and tops it up while it trains and gates (flows.selfplay_feeder), and the next
+generation plays those jobs; a run that stops early (stop file, time budget) withdraws the ones not started. The
+jobs go to the Redis named by the process environment (services.jobqueue.redis_url_from_env), never by a flow parameter.
 """
 from __future__ import annotations
 

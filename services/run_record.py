@@ -8,14 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from shared.curves import read_metrics
+from shared.curves.metrics import WORKER_ROLE_LABELS, WORKER_ROLES
 from shared.generations import generations_done
 from shared.layout import DataLayout
 from shared.phase import read_phase
 from shared.registry import ModelRegistry, RegistryError
 from shared.registry.lineage import anchor_summary, gate_summary
-
-#: The roles of the worker-time figures, in report order.
-WORKER_ROLES = ("selfplay", "train", "gate", "anchor", "idle")
 
 
 def _last_gate(layout: DataLayout) -> dict[str, Any] | None:
@@ -71,7 +69,7 @@ def worker_time_line(record: dict[str, Any]) -> str:
     idle 2% of 190 worker-seconds"."""
     total = sum(record[f"{role}_s"] for role in WORKER_ROLES)
     shares = ", ".join(f"{label} {100 * record[f'{role}_s'] / total:.0f}%" if total else f"{label} -"
-                       for role, label in zip(WORKER_ROLES, ("self-play", "training", "gate", "anchor", "idle")))
+                       for role, label in zip(WORKER_ROLES, WORKER_ROLE_LABELS))
     return f"generation {record['generation']}, {record['workers']} worker(s): {shares} of {total:.0f} worker-seconds"
 
 

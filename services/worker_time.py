@@ -12,7 +12,7 @@ and a worker busy with another pipeline's jobs on the same Redis counts as idle 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from redis import Redis
@@ -23,6 +23,7 @@ from rq.serializers import JSONSerializer
 from rq.utils import as_text, utcparse
 
 from services.jobqueue import ALL_QUEUES
+from shared.curves.metrics import WORKER_ROLE_LABELS, WORKER_ROLES
 from services.worker import live_workers
 
 #: The roles of JobIds, in report order, with the id fragment that marks each.
@@ -44,7 +45,7 @@ class WorkerTime:
     @property
     def total_s(self) -> float:
         """Busy plus idle worker-seconds (the denominator of every share)."""
-        return self.selfplay_s + self.train_s + self.gate_s + self.anchor_s + self.idle_s
+        return sum(getattr(self, f"{role}_s") for role in WORKER_ROLES)
 
     def share(self, role: str) -> float | None:
         """The fraction of all worker-seconds spent in `role` ("selfplay", "train", "gate", "anchor", "idle");
@@ -52,16 +53,16 @@ class WorkerTime:
         total = self.total_s
         return getattr(self, f"{role}_s") / total if total > 0 else None
 
-    def as_dict(self) -> dict[str, float | int]:
-        """JSON-ready fields, seconds rounded to 0.1 s."""
-        return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+    def metric_fields(self) -> dict[str, float | int]:
+        """The GenerationMetrics fields of this split: workers and worker_<role>_s (rounded to 0.1 s)."""
+        return {"workers": self.workers, **{f"worker_{role}_s": round(getattr(self, f"{role}_s"), 1)
+                                            for role in WORKER_ROLES}}
 
     def line(self) -> str:
         """'2 workers x 95 s: self-play 71% (135 s), training 18% (34 s), gate 9% (17 s), anchor 0% (0 s),
         idle 2% (4 s)'."""
         parts = []
-        for role, label in (("selfplay", "self-play"), ("train", "training"), ("gate", "gate"), ("anchor", "anchor"),
-                            ("idle", "idle")):
+        for role, label in zip(WORKER_ROLES, WORKER_ROLE_LABELS):
             share = self.share(role)
             parts.append(f"{label} {'-' if share is None else f'{100 * share:.0f}%'} ({getattr(self, f'{role}_s'):.0f} s)")
         return f"{self.workers} worker(s) x {self.window_s:.0f} s: " + ", ".join(parts)

@@ -20,6 +20,10 @@ from shared.stats import score_from_elo
 
 log = logging.getLogger(__name__)
 
+#: The roles of a generation's worker-time figures (services.worker_time), in report order, with their labels.
+WORKER_ROLES = ("selfplay", "train", "gate", "anchor", "idle")
+WORKER_ROLE_LABELS = ("self-play", "training", "gate", "anchor", "idle")
+
 
 class GenerationMetrics(BaseModel):
     """The figures of one finished generation (None: not measured, e.g. no anchor match or no new games)."""
@@ -93,7 +97,7 @@ class GenerationMetrics(BaseModel):
     def worker_share(self, role: str) -> float | None:
         """The fraction of the generation's worker-seconds spent in `role` ("selfplay", "train", "gate", "anchor",
         "idle"); None when not measured."""
-        parts = [getattr(self, f"worker_{r}_s") for r in ("selfplay", "train", "gate", "anchor", "idle")]
+        parts = [getattr(self, f"worker_{r}_s") for r in WORKER_ROLES]
         if any(p is None for p in parts) or sum(parts) <= 0:
             return None
         return getattr(self, f"worker_{role}_s") / sum(parts)
@@ -150,7 +154,7 @@ class GenerationMetrics(BaseModel):
             "oracle/search_optimal": self.oracle_search_optimal,
             "oracle/random_move": self.oracle_random,
             **{f"worker_time/{role}_share": self.worker_share(role)
-               for role in ("selfplay", "train", "gate", "anchor", "idle")},
+               for role in WORKER_ROLES},
         }
 
 
