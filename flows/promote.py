@@ -1,5 +1,8 @@
 """The `decide` flow: record the gate result, then promote or reject the candidate; anchor each new best.
 
+The anchor match is played in the generations that are multiples of gate.anchor_every (anchor_due): for the
+candidate it promoted, or, when it rejected it, for a best whose match was deferred (missing_anchor).
+
 With a store, the registry view (shared.store.view) is republished after each decision.
 Promotion itself is `ModelRegistry.promote`, the one function that moves the registry's best pointer (used
 here, by the initial model and by `zeroforge models promote/rollback`). The gate's promotion is a
@@ -41,9 +44,16 @@ def anchor_match(config: PipelineConfig, data_dir: str, version: str, generation
                                                            "ci_high", "elo", "elo_low", "elo_high")}}
 
 
+def anchor_due(config: PipelineConfig, generation: int) -> bool:
+    """Whether generation `generation` plays the anchor match of a best that has none: the config plays anchor
+    matches and `generation` is a multiple of gate.anchor_every."""
+    g = config.gate
+    return bool(g.anchor) and g.anchor_games > 0 and generation % g.anchor_every == 0
+
+
 def missing_anchor(config: PipelineConfig, registry: ModelRegistry):
     """The best version when it was promoted by a gate but has no anchor figure recorded (its anchor match was
-    interrupted) and the config plays anchor matches; else None."""
+    interrupted, or deferred by gate.anchor_every) and the config plays anchor matches; else None."""
     if not config.gate.anchor or config.gate.anchor_games <= 0:
         return None
     best = registry.best()
@@ -53,11 +63,12 @@ def missing_anchor(config: PipelineConfig, registry: ModelRegistry):
 
 def ensure_anchor(config: PipelineConfig, data_dir: str, logger) -> str | None:
     """Play the anchor match that a stopped run left undone (see missing_anchor) and record it; returns the
-    version it was played for, None when none was missing."""
+    version it was played for, None when none was missing. A best promoted in a generation that does not play the
+    anchor match (anchor_due) keeps waiting for the next one that does."""
     layout = DataLayout(Path(data_dir), config.game.name)
     registry = ModelRegistry(layout.registry_dir)
     best = missing_anchor(config, registry)
-    if best is None:
+    if best is None or not anchor_due(config, best.generation):
         return None
     logger.info("%s: best %s has no anchor match recorded (interrupted); playing it now", config.game.name,
                 best.version)
@@ -71,7 +82,7 @@ def _record_anchor(config: PipelineConfig, data_dir: str, registry: ModelRegistr
     """Play `version`'s anchor match, record it with its gate result and log it; returns the anchor summary."""
     anchor = anchor_match(config, data_dir, version, generation, logger)
     registry.set_gate_result(version, {**gate, "anchor": anchor})
-    logger.info("%s gen %d: new best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", config.game.name, generation,
+    logger.info("%s gen %d: best %s vs %s: score %.3f [%.3f, %.3f], Elo %+.0f", config.game.name, generation,
                 version, anchor["opponent"], anchor["score"], anchor["ci_low"], anchor["ci_high"], anchor["elo"])
     return anchor
 
@@ -82,7 +93,8 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
                 gate: dict[str, Any]) -> dict[str, Any]:
     """Record the gate result on the candidate, then promote it (if best is still `best`) or reject it.
 
-    Returns {"promoted", "best"} and, for a promotion, "anchor": the anchor match summary (None without one)."""
+    Returns {"promoted", "best", "anchor"}: anchor is the summary of the anchor match this generation played
+    (anchor_due: for the promoted candidate, or for a best whose match was deferred), None when it played none."""
     logger = get_run_logger()
     game = config.game.name
     layout = DataLayout(Path(data_dir), game)
@@ -96,18 +108,28 @@ def decide_flow(config: PipelineConfig, generation: int, data_dir: str, candidat
                                         by=GATE_ACTOR) is not None or registry.best_version() == candidate
         except BestChangedError as exc:
             reason = str(exc)
-    if not promoted:
+    if promoted:
+        logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
+    else:
         registry.reject(candidate, reason=reason, by=GATE_ACTOR)
         logger.info("%s gen %d: rejected %s (%s)", game, generation, candidate, reason)
-        publish_registry_view(config, layout)
-        return {"promoted": False, "best": registry.best_version()}
-    logger.info("%s gen %d: promoted %s (was %s)", game, generation, candidate, best)
     anchor = None
-    if config.gate.anchor and config.gate.anchor_games > 0:
-        anchor = _record_anchor(config, data_dir, registry, candidate, generation, gate, logger)
-    publish_strength(layout, registry, generation)
+    unanchored = missing_anchor(config, registry)
+    if unanchored is not None and anchor_due(config, generation):
+        anchor = _record_anchor(config, data_dir, registry, unanchored.version, generation, unanchored.gate, logger)
+    elif promoted and unanchored is not None:
+        logger.info("%s gen %d: anchor match of %s deferred to generation %d (gate.anchor_every=%d)", game,
+                    generation, candidate, _next_due(config, generation), config.gate.anchor_every)
+    if promoted or anchor is not None:
+        publish_strength(layout, registry, generation)
     publish_registry_view(config, layout)
-    return {"promoted": True, "best": candidate, "anchor": anchor}
+    return {"promoted": promoted, "best": registry.best_version(), "anchor": anchor}
+
+
+def _next_due(config: PipelineConfig, generation: int) -> int:
+    """The first generation after `generation` that plays the anchor match."""
+    every = config.gate.anchor_every
+    return (generation // every + 1) * every
 
 
 def publish_strength(layout: DataLayout, registry: ModelRegistry, generation: int) -> None:

@@ -260,6 +260,11 @@ class GateSection(Section):
         '"minimax" (tic-tac-toe), "weights" (Othello), "gnugo:L" (Go) or "shipped"; "none" = no anchor match.',
     )
     anchor_games: int = Field(default=40, ge=0, le=100_000, description="Games against the anchor (even; 0 = skip).")
+    anchor_every: int = Field(
+        default=1, ge=1, le=1_000,
+        description="Play the anchor match only in generations that are a multiple of this: a new best promoted in "
+        "another generation gets its match at the next multiple, if it is still best then (1 = every new best).",
+    )
 
     @field_validator("games", "anchor_games")
     @classmethod
