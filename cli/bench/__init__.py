@@ -41,7 +41,7 @@ def bench() -> None:
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
               help="Network precision (auto: bf16 on CUDA; on CPU bf16 only with native bf16 (AVX512-BF16/AMX) "
-                   "and when measured faster at the search's batch).")
+                   "for networks of 48+ channels at batches of 4+ positions).")
 @click.option("--overlap", type=click.Choice(["off", "on", "both"]), default="off", show_default=True,
               help="Two game groups alternate between search and network (both: measure off and on in one run).")
 @click.option("--cuda-graphs", is_flag=True, help="Replay captured CUDA graphs (CUDA only).")

@@ -10,8 +10,8 @@ layout: 10-30% faster on one thread, same results to ~1e-7); self-play workers c
 `configure_torch_threads(1)` so that N worker processes use N cores without oversubscription.
 `use_bf16=True` on a CPU with AVX512-BF16/AMX doubles throughput at batch >= 64 (measured on the
 development EPYC; slower at batch 1), but is off by default on CPU. `precision="auto"` decides per forward
-batch bucket (shared.network.precision: bf16 on CUDA; on CPU bf16 only with native bf16 and when measured
-faster at that batch, cached per architecture and bucket).
+batch bucket (shared.network.precision: bf16 on CUDA; on CPU bf16 only with native bf16, for networks of 48+
+channels at batches of 4+ positions).
 On CPU the evaluator also keeps freed heap memory in the process (`shared.network.host_memory`), so that the
 activation buffers of one pass are not page-faulted in again by the next: 19-38% more self-play simulations/s
 measured with a small network.
@@ -21,7 +21,7 @@ as given. Both are fixed at construction: a new model version gets a new evaluat
 torch.compile) runs `bf16_copy(inference_model)` on inputs cast to bf16: the outputs of bf16 autocast bit for bit,
 without casting every weight again on every pass (about 6% faster with a 2x48 network at batch 64).
 On CPU several threads may call one evaluator at once (services.inference's parallel mode: one pass per core,
-one copy of the weights); the set-up of a first pass (auto's measurement, the bf16 copy) is done by one of them.
+one copy of the weights); the set-up of a first pass (auto's decision per batch bucket, the bf16 copy) is done by one of them.
 CUDA: pinned host buffers + non_blocking copies, bf16 autocast by default; optional CUDA graphs
 (`use_cuda_graphs=True`, one captured graph per padded batch size) or torch.compile
 (`compile_model=True`). Both options are off by default and never required.
@@ -125,7 +125,7 @@ class TorchEvaluator:
         #: every pass); elsewhere bf16 runs under autocast
         self._uses_bf16_copy = not self.is_cuda and not compile_model
         self._bf16_copy: torch.nn.Module | None = None
-        #: guards the set-up done at a first pass (auto's measurement per batch bucket, the bf16 copy), so that
+        #: guards the set-up done at a first pass (auto's decision per batch bucket, the bf16 copy), so that
         #: several threads may call the evaluator at once (services.inference's parallel mode, on CPU)
         self._setup_lock = threading.Lock()
         self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
@@ -176,7 +176,7 @@ class TorchEvaluator:
             return self.precision == "bf16"
         bucket = batch_bucket(min(batch, self.max_batch))
         if bucket not in self._bucket_bf16:
-            with self._setup_lock:                  # measured once, by one thread
+            with self._setup_lock:                  # decided once, by one thread
                 if bucket not in self._bucket_bf16:
                     decision = resolve_precision("auto", self.device, self.inference_model, bucket) == "bf16"
                     self._bucket_bf16[bucket] = decision

@@ -3,32 +3,27 @@
     resolve_precision("auto", device, model, batch) -> "bf16" | "fp32"
 
 auto: bf16 on CUDA; on CPU bf16 only when the CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16, see
-`cpu_native_bf16`) AND a short measurement at the search's batch (rounded up to a power-of-two bucket) shows
-the bf16 forward pass faster than fp32 (by BF16_MIN_SPEEDUP; measured at up to 256 positions: one warm-up
-and one timed forward pass per precision, more rounds only within a second); fp32 otherwise. The decision is cached in the process per (device type,
-model architecture, batch bucket), so a worker measures once per network size and batch bucket.
+`cpu_native_bf16`), the network is at least BF16_MIN_CHANNELS wide and the batch (rounded up to a power-of-two
+bucket) is at least BF16_MIN_BATCH positions; fp32 otherwise. The rule stands for the measurement it replaces
+(BENCHMARKS.md, "Precision"): there the bf16 pass was 1.1-2.7x faster than fp32, outside it 0.5-1.06x. A rule
+and not a timing, so every worker on CPUs with the same flags makes the same choice for the same network and batch,
+and a self-play job plays the same games whichever worker runs it (a timing under load picked bf16 now and then).
 """
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import torch
 
-from shared.network.folded import bf16_copy
 from shared.network.spec import NetworkError
 
 PRECISIONS = ("auto", "fp32", "bf16")
 #: cpuinfo flags that mean native bf16 arithmetic (dot products) on x86
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
-#: bf16 must be at least this much faster than fp32 in the measurement to be chosen (noise margin)
-BF16_MIN_SPEEDUP = 1.10
-
-_DECISIONS: dict[tuple, str] = {}
-_LOCK = threading.Lock()
+#: auto on a CPU with native bf16: the narrowest network and the smallest batch bucket that run in bf16
+BF16_MIN_CHANNELS = 48
+BF16_MIN_BATCH = 4
 
 
 def check_precision(precision: str) -> str:
@@ -79,82 +74,28 @@ def batch_bucket(batch: int) -> int:
     return size
 
 
-def architecture_key(model: torch.nn.Module) -> tuple:
-    """What a network's speed depends on: class, input geometry, actions and its NetworkSpec."""
+def _channels(model: torch.nn.Module) -> int:
+    """The width of `model`'s residual tower (its NetworkSpec's channels; 0 when it has none)."""
     spec = getattr(model, "spec", None)
-    geometry = tuple(getattr(model, name, None) for name in ("num_planes", "height", "width", "num_actions"))
-    return (type(model).__name__, geometry, tuple(sorted(spec.to_dict().items())) if spec is not None else None,
-            sum(p.numel() for p in model.parameters()))
-
-
-#: the measurement's batch is capped here (per-position CPU cost is flat beyond it) to keep it short
-MEASURE_MAX_BATCH = 256
-
-
-@torch.inference_mode()
-def measure_precisions(model: torch.nn.Module, planes_shape: tuple[int, int, int, int], repeats: int = 3,
-                       memory_format: torch.memory_format = torch.channels_last,
-                       budget_s: float = 1.0) -> dict[str, float]:
-    """Seconds per forward pass of `model` (on CPU) at fp32 and in bf16: {"fp32": s, "bf16": s}. The bf16 pass is
-    the one CPU evaluators run: a copy of the model with bf16 weights (`shared.network.folded.bf16_copy`) on the
-    inputs cast to bf16.
-
-    planes_shape: (batch, C, H, W) of float32 zero-mean random inputs (batch capped at MEASURE_MAX_BATCH).
-    One warm-up each, then up to `repeats` alternating timed rounds (at least one; no new round once
-    `budget_s` seconds are spent); the minimum per precision is reported (robust to other processes).
-    """
-    shape = (min(planes_shape[0], MEASURE_MAX_BATCH), *planes_shape[1:])
-    inputs = torch.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
-    inputs = inputs.contiguous(memory_format=memory_format)
-    passes = {"fp32": model, "bf16": bf16_copy(model)}
-    best = {"fp32": float("inf"), "bf16": float("inf")}
-    began = time.perf_counter()
-    for round_ in range(repeats + 1):
-        if round_ > 1 and time.perf_counter() - began > budget_s:
-            break
-        for name in ("fp32", "bf16"):
-            start = time.perf_counter()
-            passes[name](inputs.to(torch.bfloat16) if name == "bf16" else inputs)
-            if round_ > 0:  # round 0 is the warm-up (oneDNN primitive creation)
-                best[name] = min(best[name], time.perf_counter() - start)
-    return best
+    return int(getattr(spec, "channels", 0) or 0)
 
 
 def resolve_precision(precision: str, device: str | torch.device, model: torch.nn.Module, batch: int,
-                      native_bf16: Callable[[], bool] = cpu_native_bf16,
-                      measure: Callable[..., dict[str, float]] = measure_precisions) -> str:
+                      native_bf16: Callable[[], bool] = cpu_native_bf16) -> str:
     """The precision ("fp32" or "bf16") to run `model` at on `device` for forward batches of about `batch`.
 
-    fp32 / bf16 are returned as given; auto is decided as in the module docstring and cached per (device type,
-    architecture_key(model), batch_bucket(batch)). native_bf16 and measure are injectable for tests.
-    """
+    fp32 / bf16 are returned as given; auto is decided by the module docstring's rule (native_bf16 is injectable
+    for tests; it is asked only for wide networks at large enough batches)."""
     check_precision(precision)
     if precision != "auto":
         return precision
     kind = torch.device(device).type
     if kind == "cuda":
         return "bf16"
-    if kind != "cpu":
+    if kind != "cpu" or _channels(model) < BF16_MIN_CHANNELS or batch_bucket(batch) < BF16_MIN_BATCH:
         return "fp32"
-    key = (kind, architecture_key(model), batch_bucket(batch))
-    with _LOCK:
-        if key in _DECISIONS:
-            return _DECISIONS[key]
-        decision = "fp32"
-        if native_bf16():
-            shape = (batch_bucket(batch), model.num_planes, model.height, model.width)
-            seconds = measure(model, shape)
-            if seconds["bf16"] * BF16_MIN_SPEEDUP < seconds["fp32"]:
-                decision = "bf16"
-        _DECISIONS[key] = decision
-        return decision
+    return "bf16" if native_bf16() else "fp32"
 
 
-def clear_precision_cache() -> None:
-    """Forget every cached auto decision (tests)."""
-    with _LOCK:
-        _DECISIONS.clear()
-
-
-__all__ = ["BF16_MIN_SPEEDUP", "MEASURE_MAX_BATCH", "PRECISIONS", "architecture_key", "batch_bucket", "check_precision",
-           "clear_precision_cache", "cpu_native_bf16", "measure_precisions", "resolve_precision"]
+__all__ = ["BF16_MIN_BATCH", "BF16_MIN_CHANNELS", "PRECISIONS", "batch_bucket", "check_precision", "cpu_native_bf16",
+           "resolve_precision"]

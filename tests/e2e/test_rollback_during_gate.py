@@ -27,7 +27,7 @@ def test_a_rollback_during_the_gate_wins_over_the_gates_promotion(tmp_path: Path
     first, second, candidate = result["first"], result["second"], result["candidate"]
     assert result["rollback_rc"] == 0 and f"rollback: {first}" in result["rollback_out"]
     assert result["gate_promote"] is True                      # the gate alone would have promoted it
-    assert result["decision"] == {"promoted": False, "best": first}
+    assert result["decision"] == {"promoted": False, "best": first, "anchor": None}
     assert result["best"] == first                             # the rollback stands
     assert result["status"] == "rejected"
     assert result["second_status"] == "retired"                # the best the rollback abandoned

@@ -164,7 +164,7 @@ def test_torch_evaluator_called_from_two_threads_at_once_gives_the_serial_output
         t.start()
     for t in threads:
         t.join(60)
-    assert len(measured) == 1                         # auto's measurement ran once, not once per thread
+    assert len(measured) == 1                         # auto's decision was made once, not once per thread
     for logits, values in outputs:
         np.testing.assert_array_equal(logits, serial[0])
         np.testing.assert_array_equal(values, serial[1])
