@@ -23,8 +23,8 @@ from rq.serializers import JSONSerializer
 from rq.utils import as_text, utcparse
 
 from services.jobqueue import ALL_QUEUES
-from shared.curves.metrics import WORKER_ROLE_LABELS, WORKER_ROLES
 from services.worker import live_workers
+from shared.curves.metrics import WORKER_ROLE_LABELS, WORKER_ROLES
 
 #: The roles of JobIds, in report order, with the id fragment that marks each.
 ROLES = (("selfplay", "-sp"), ("train", "-train-"), ("gate", "-gate-"), ("anchor", "-anchor-"))
