@@ -20,7 +20,8 @@ def ensure_initial_model(layout: DataLayout, game_section: GameSection, seed: in
         raise RegistryError(f"the registry at {layout.registry_dir} has versions but no best; "
                             "choose one with `zeroforge models promote V`")
     game = make_game(game_section.name)
-    spec = NetworkSpec(game_section.blocks, game_section.channels, game_section.value_hidden)
+    spec = NetworkSpec(game_section.blocks, game_section.channels, game_section.value_hidden,
+                       game_section.ownership_head, game_section.global_pool)
     path = layout.initial_model_path
     path.parent.mkdir(parents=True, exist_ok=True)
     save_model(path, create_model(game, spec, seed=seed), game, {"generation": 0, "init": "random"})

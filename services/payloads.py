@@ -160,6 +160,7 @@ class TrainResult(_Frozen):
     seconds: float
     device: str
     new_positions: int | None = None   # positions of this generation's shards (None: a candidate from before)
+    ownership_loss: float | None = None  # the ownership head's loss (None: no ownership head)
 
 
 class MatchPayload(_Frozen):

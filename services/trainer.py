@@ -51,6 +51,7 @@ def train_settings(t: TrainSection, new_positions: int = 0) -> TrainSettings:
         augment=t.augment,
         lr_final_fraction=t.lr_final_fraction,
         grad_clip=t.grad_clip,
+        ownership_weight=t.ownership_weight,
     )
 
 
@@ -105,8 +106,12 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
     reported = step
     rng = np.random.default_rng([seed, step])
     targets = value_targets(window.z, window.root_value, value_mix)   # [N] float32, side to move
+    # Ownership targets only for a network with an ownership head (the window has them for games with territory).
+    owner = ({"ownership": window.ownership, "ownership_known": window.ownership_known}
+             if window.ownership is not None and getattr(model, "ownership_conv", None) is not None else {})
     while step < settings.steps:
-        batch = sample_batch(game, window.states, window.pi, targets, settings.batch_size, rng, settings.augment)
+        batch = sample_batch(game, window.states, window.pi, targets, settings.batch_size, rng, settings.augment,
+                             **owner)
         history.append(train_step(model, optimizer, batch, settings, step, device))
         step += 1
         if progress is not None:
@@ -189,6 +194,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         "loss": _mean(history, "loss", span),
         "policy_loss": _mean(history, "policy_loss", span),
         "value_loss": _mean(history, "value_loss", span),
+        **({"ownership_loss": _mean(history, "ownership_loss", span)} if "ownership_loss" in history[-1] else {}),
         "first_loss": _mean(history[:span], "loss", span),
         "seconds": round(time.perf_counter() - start, 2),
         "device": worker.device,

@@ -1,4 +1,5 @@
-"""The trainer's per-step TensorBoard curves: loss, policy loss, value loss, learning rate, gradient norm.
+"""The trainer's per-step TensorBoard curves: loss, policy loss, value loss, learning rate, gradient norm (and the
+ownership loss of a network with an ownership head).
 
 Steps are numbered across generations: generation g's first step is 1 + the optimiser steps of every
 candidate registered for generations 1..g-1 (read from the registry, so a resumed or re-run job numbers its
@@ -14,7 +15,8 @@ from shared.registry import ModelRegistry
 
 #: key of a train_step record -> TensorBoard tag (x = global optimiser step)
 STEP_TAGS = {"loss": "train/loss", "policy_loss": "train/policy_loss", "value_loss": "train/value_loss",
-             "lr": "train/learning_rate", "grad_norm": "train/grad_norm"}
+             "lr": "train/learning_rate", "grad_norm": "train/grad_norm",
+             "ownership_loss": "train/ownership_loss"}     # networks with an ownership head only
 
 
 def steps_before(registry: ModelRegistry, generation: int) -> int:

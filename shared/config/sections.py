@@ -23,6 +23,12 @@ class GameSection(Section):
                         "(default: the game's size in shared/network/spec.py).")
     channels: int = Field(default=64, ge=8, le=512, description="Convolution channels per block.")
     value_hidden: int = Field(default=64, ge=1, le=4096, description="Hidden units of the value head.")
+    ownership_head: bool = Field(
+        default=False, description="An ownership head trained on who owns each point at the end (games with "
+        "territory: Go; KataGo's auxiliary target). Weighted by train.ownership_weight.")
+    global_pool: bool = Field(
+        default=False, description="Every third residual block pools the board globally (KataGo's global "
+        "pooling; shared/network/resnet.py).")
 
     @field_validator("name")
     @classmethod
@@ -34,6 +40,13 @@ class GameSection(Section):
         except GameError as exc:
             raise ValueError(str(exc)) from None
         return name
+
+    @model_validator(mode="after")
+    def _ownership_needs_territory(self) -> GameSection:
+        if self.ownership_head and not make_game(self.name).has_ownership:
+            raise ValueError(f"ownership_head: {self.name} has no territory to own; the ownership head is for "
+                             "Go (set game.ownership_head = false)")
+        return self
 
 
 class SearchSection(Section):
@@ -203,6 +216,10 @@ class TrainSection(Section):
         description="Value target = (1 - q) * z + q * root search value, both for the side to move at the "
         "position (0 = the game result z only).",
     )
+    ownership_weight: float = Field(
+        default=1.5, ge=0, le=100,
+        description="Weight of the ownership loss (the mean over the board of each point's binary cross-entropy) "
+        "when the network has an ownership head (game.ownership_head).")
     samples_per_position: OptionalFloat = Field(
         default=None, gt=0, le=100_000,
         description='Steps per generation = ceil(this * new positions / batch_size), clamped to [min_steps, '

@@ -114,6 +114,19 @@ class Game(abc.ABC):
         value = states[:, base + F_WINNER].astype(np.float32) * states[:, base + F_PLAYER].astype(np.float32)
         return np.where(done, value, np.float32(0.0)).astype(np.float32)
 
+    # ----- territory (an auxiliary training target) -----------------------------------------
+    #: True for games whose final positions say who owns each cell (Go's area scoring): `ownership` is defined
+    #: and self-play records it per game, for a network's ownership head (shared.network.resnet).
+    has_ownership: bool = False
+
+    def ownership(self, states: np.ndarray) -> np.ndarray:
+        """Who owns each cell of each position under the game's scoring: states [B, S] int16 -> [B, H*W] int8,
+        +1 the first player, -1 the second, 0 no one (absolute colours, not the side to move's view).
+
+        Only games with `has_ownership` define it; the others raise GameError.
+        """
+        raise GameError(f"{self.name} has no territory to own; the ownership target is for Go")
+
     # ----- tactics (used by the search's solver) -------------------------------------------
     #: True when `move_outcomes` is cheap enough to call at every node the search expands (about as cheap as
     #: `step`); the generic default is not, so the search then asks only at its roots.

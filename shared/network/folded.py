@@ -9,6 +9,9 @@ the activations fewer per layer, and under bf16 autocast no bf16 -> fp32 -> bf16
 norm (which autocast runs in fp32). Measured 9-15% faster in fp32 and 19-25% in bf16 on CPU (BENCHMARKS.md,
 "Batch norm folded into the convolutions").
 
+A global-pooling block keeps its pooling step (`pool_bias`) between its two folded convolutions; an ownership
+head is left out (it is a training target; inference never reads it).
+
 The copy is made from the network's weights at construction: later changes to the source network (training,
 load_state_dict) do not reach it; build a new one (the evaluators do, per model version).
 """
@@ -21,7 +24,7 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
-from shared.network.resnet import PolicyValueNet
+from shared.network.resnet import GlobalPoolBlock, PolicyValueNet, pool_bias
 from shared.network.spec import NetworkError
 
 
@@ -40,8 +43,10 @@ class FoldedPolicyValueNet(nn.Module):
         self.num_planes, self.height, self.width = source.num_planes, source.height, source.width
         self.num_actions, self.spec = source.num_actions, source.spec
         self.stem = fuse_conv_bn_eval(source.stem[0], source.stem[1])
+        # Each block: [conv1, conv2] folded, plus the pooling's linear layer in a GlobalPoolBlock.
         self.trunk = nn.ModuleList(nn.ModuleList([fuse_conv_bn_eval(block.conv1, block.bn1),
-                                                  fuse_conv_bn_eval(block.conv2, block.bn2)])
+                                                  fuse_conv_bn_eval(block.conv2, block.bn2)]
+                                                 + ([block.pool_fc] if isinstance(block, GlobalPoolBlock) else []))
                                    for block in source.trunk)
         self.policy_conv = fuse_conv_bn_eval(source.policy_conv, source.policy_bn)
         self.value_conv = fuse_conv_bn_eval(source.value_conv, source.value_bn)
@@ -64,8 +69,11 @@ class FoldedPolicyValueNet(nn.Module):
         # In-place ReLUs: each acts on a tensor just made by the layer before it (one pass over memory, no new
         # buffer); the residual sum is a new tensor too, so `features` itself is never overwritten.
         features = F.relu(self.stem(x), inplace=True)
-        for conv1, conv2 in self.trunk:
-            features = F.relu(conv2(F.relu(conv1(features), inplace=True)) + features, inplace=True)
+        for layers in self.trunk:
+            inner = F.relu(layers[0](features), inplace=True)
+            if len(layers) == 3:                                   # a GlobalPoolBlock: bias from the pooled channels
+                inner = pool_bias(inner, layers[2].out_features, layers[2])
+            features = F.relu(layers[1](inner) + features, inplace=True)
         logits = self.policy_fc(F.relu(self.policy_conv(features), inplace=True).flatten(1))      # [N, A]
         value = F.relu(self.value_conv(features), inplace=True)
         value = F.relu(self.value_fc1(value.flatten(1)), inplace=True)

@@ -6,7 +6,7 @@ can read it without running any code):
     {
       "format_version": 1,
       "game":       game.params(),                  # identifies game and board size exactly
-      "spec":       {"blocks", "channels", "value_hidden"},
+      "spec":       {"blocks", "channels", "value_hidden"}   # + "ownership", "global_pool" when on (spec.py)
       "geometry":   {"num_planes", "height", "width", "num_actions"},   # network input/output shape
       "state_dict": {name: tensor},                 # CPU tensors
       "metadata":   {...},                          # JSON-compatible (generation, training info, ...)
@@ -72,10 +72,13 @@ def create_model(game: Game, spec: NetworkSpec | None = None, seed: int = 0) -> 
     The same seed gives the same weights; the global torch RNG state is left untouched.
     """
     spec = spec if spec is not None else default_network_spec(game.name)
+    if spec.ownership and not game.has_ownership:
+        raise NetworkError(f"{game.name} has no territory, so a network for it cannot have an ownership head; "
+                           "set game.ownership_head = false (it is for Go)")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = PolicyValueNet(game.num_planes, game.height, game.width, game.num_actions,
-                               spec.blocks, spec.channels, spec.value_hidden)
+                               spec.blocks, spec.channels, spec.value_hidden, spec.ownership, spec.global_pool)
     return model.eval()
 
 

@@ -23,6 +23,11 @@ larger go          10 x 128         13x13 and 19x19: wants a GPU for speed
 
 Every default has a value head of 64 hidden units. A run can choose another size with
 `--set game.blocks=N --set game.channels=M`; the model file records the size it was built with.
+
+Two optional parts, off in every default (KataGo's helpers, Wu 2019; measured for Go in BENCHMARKS.md):
+`ownership` adds an ownership head, an auxiliary training target for games with territory (Go), and
+`global_pool` makes every third residual block a global-pooling block (shared.network.resnet). A spec with
+neither stores exactly the three sizes, so its model files read in older versions too.
 """
 from __future__ import annotations
 
@@ -39,11 +44,14 @@ class NetworkError(ValueError):
 
 @dataclass(frozen=True)
 class NetworkSpec:
-    """Size of a PolicyValueNet: `blocks` residual blocks, `channels` wide, `value_hidden` units in the value head."""
+    """Size of a PolicyValueNet: `blocks` residual blocks, `channels` wide, `value_hidden` units in the value head;
+    `ownership`: with an ownership head; `global_pool`: with global-pooling blocks (module docstring)."""
 
     blocks: int
     channels: int
     value_hidden: int = 64
+    ownership: bool = False
+    global_pool: bool = False
 
     def __post_init__(self) -> None:
         for field_name, low, high in (("blocks", 0, 64), ("channels", 1, 1024), ("value_hidden", 1, 4096)):
@@ -52,18 +60,28 @@ class NetworkSpec:
                 raise NetworkError(
                     f"NetworkSpec.{field_name}={value!r} is invalid; use an integer in [{low}, {high}]"
                 )
+        for field_name in ("ownership", "global_pool"):
+            if not isinstance(getattr(self, field_name), bool):
+                raise NetworkError(f"NetworkSpec.{field_name}={getattr(self, field_name)!r} must be true or false")
+        if self.global_pool and (self.blocks < 1 or self.channels < 4):
+            raise NetworkError(f"global pooling needs at least 1 block of 4 channels, got {self.blocks}x{self.channels}")
 
-    def to_dict(self) -> dict[str, int]:
-        """Plain dict (stored in model files)."""
-        return asdict(self)
+    def to_dict(self) -> dict[str, int | bool]:
+        """Plain dict (stored in model files); the optional parts appear only when on."""
+        data = asdict(self)
+        for field_name in ("ownership", "global_pool"):
+            if not data[field_name]:
+                del data[field_name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "NetworkSpec":
         """Inverse of `to_dict`; NetworkError if keys are missing or unknown."""
-        expected = {"blocks", "channels", "value_hidden"}
-        if not isinstance(data, dict) or not {"blocks", "channels"} <= set(data) or not set(data) <= expected:
-            raise NetworkError(f"network spec {data!r} must be a dict with keys {sorted(expected)}")
-        return cls(**{k: int(v) for k, v in data.items()})
+        sizes, parts = {"blocks", "channels", "value_hidden"}, {"ownership", "global_pool"}
+        if not isinstance(data, dict) or not {"blocks", "channels"} <= set(data) or not set(data) <= sizes | parts:
+            raise NetworkError(f"network spec {data!r} must be a dict with keys {sorted(sizes)} "
+                               f"(optional: {sorted(parts)})")
+        return cls(**{k: (v if k in parts else int(v)) for k, v in data.items()})
 
     @classmethod
     def parse(cls, text: str) -> "NetworkSpec":
@@ -75,7 +93,8 @@ class NetworkSpec:
         return cls(int(blocks), int(channels), int(hidden) if hidden else 64)
 
     def __str__(self) -> str:
-        return f"{self.blocks}x{self.channels} (value hidden {self.value_hidden})"
+        parts = [name for name, on in (("ownership head", self.ownership), ("global pooling", self.global_pool)) if on]
+        return f"{self.blocks}x{self.channels} (value hidden {self.value_hidden}{''.join(', ' + p for p in parts)})"
 
 
 def default_network_spec(game_name: str) -> NetworkSpec:

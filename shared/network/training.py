@@ -2,6 +2,10 @@
 
 Loss = policy cross-entropy  -sum_a pi(a) log softmax(logits)(a)
      + value_weight * (v - t)^2              (v and t from the side to move's point of view)
+     + ownership_weight * mean over cells of BCE(sigmoid(u), (1 + o) / 2)
+                                             (networks with an ownership head, rows whose game was counted out:
+                                              u the head's logit, o in {-1, 0, +1} the final owner seen from the
+                                              side to move; `ownership_loss`)
 and weight decay through the optimiser (decoupled for AdamW, L2 for SGD). The value target t is the game
 result z, or with [train] value_target_mix q > 0 the blend (1 - q) * z + q * root_value (`value_targets`).
 """
@@ -30,6 +34,7 @@ class TrainSettings:
     augment: bool = True
     lr_final_fraction: float = 0.1  # cosine decay from learning_rate to learning_rate * this over `steps`
     grad_clip: float = 5.0
+    ownership_weight: float = 1.5   # weight of the ownership loss (networks with an ownership head)
 
 
 def value_targets(z: np.ndarray, root_value: np.ndarray, mix: float) -> np.ndarray:
@@ -58,16 +63,20 @@ def steps_for_new_positions(new_positions: int, samples_per_position: float | No
 
 
 def sample_batch(
-    game: Game, states: np.ndarray, pi: np.ndarray, z: np.ndarray, batch_size: int, rng: np.random.Generator, augment: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    game: Game, states: np.ndarray, pi: np.ndarray, z: np.ndarray, batch_size: int, rng: np.random.Generator,
+    augment: bool, ownership: np.ndarray | None = None, ownership_known: np.ndarray | None = None,
+) -> tuple[np.ndarray, ...]:
     """Draw a random batch and apply one random symmetry per sample.
 
     states [N, S] int16, pi [N, A] float32, z [N] float32 -> planes [n, C, H, W] float32, pi [n, A] float32,
     z [n] float32 with n = batch_size.  Planes and policy targets are transformed together.
+    With ownership [N, H*W] int8 and ownership_known [N] bool (shared.shards.ReplayWindow) two more arrays come
+    back: ownership [n, H*W] float32 (transformed with the planes) and known [n] bool.
     """
     idx = rng.integers(0, states.shape[0], size=batch_size)
     planes = game.encode(states[idx])          # [n, C, H, W] float32
     targets = pi[idx].astype(np.float32)       # [n, A] float32
+    owner = None if ownership is None else ownership[idx].astype(np.float32).reshape(-1, 1, game.height, game.width)
     if augment and game.num_symmetries > 1:
         ks = rng.integers(0, game.num_symmetries, size=batch_size)
         for k in range(1, game.num_symmetries):
@@ -75,7 +84,11 @@ def sample_batch(
             if sel.size:
                 planes[sel] = game.transform_planes(planes[sel], k)
                 targets[sel] = game.transform_policy(targets[sel], k)
-    return planes, targets, z[idx].astype(np.float32)
+                if owner is not None:
+                    owner[sel] = game.transform_planes(owner[sel], k)
+    if owner is None:
+        return planes, targets, z[idx].astype(np.float32)
+    return planes, targets, z[idx].astype(np.float32), owner.reshape(batch_size, -1), ownership_known[idx].copy()
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
@@ -98,12 +111,29 @@ def learning_rate_at(step: int, settings: TrainSettings) -> float:
     return floor + 0.5 * (settings.learning_rate - floor) * (1.0 + math.cos(math.pi * progress))
 
 
+def policy_value_losses(logits: torch.Tensor, value: torch.Tensor, pi: torch.Tensor,
+                        z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(policy cross-entropy, value MSE): logits [n, A], value [n], pi [n, A], z [n] (side to move)."""
+    policy_loss = -(pi * F.log_softmax(logits.float(), dim=1)).sum(dim=1).mean()
+    return policy_loss, F.mse_loss(value.float(), z)
+
+
 def losses(model: torch.nn.Module, planes: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, value_weight: float):
     """(total, policy cross-entropy, value MSE) for one batch; tensors on the model's device."""
     logits, value = model(planes)
-    policy_loss = -(pi * F.log_softmax(logits.float(), dim=1)).sum(dim=1).mean()
-    value_loss = F.mse_loss(value.float(), z)
+    policy_loss, value_loss = policy_value_losses(logits, value, pi, z)
     return policy_loss + value_weight * value_loss, policy_loss, value_loss
+
+
+def ownership_loss(logits: torch.Tensor, owner: torch.Tensor, known: torch.Tensor) -> torch.Tensor:
+    """Mean over the rows with known[n] of the mean over cells of the binary cross-entropy between sigmoid(logits)
+    and (1 + owner) / 2: logits [n, H*W] (ownership head), owner [n, H*W] float32 in {-1, 0, +1} (side to move's
+    view), known [n] bool. 0 when no row is known."""
+    if not bool(known.any()):
+        return logits.float().sum() * 0.0          # keeps the graph (and the head's gradients) defined
+    per_row = F.binary_cross_entropy_with_logits(logits.float()[known], (1.0 + owner[known]) / 2.0,
+                                                 reduction="none").mean(dim=1)
+    return per_row.mean()
 
 
 def train_step(
@@ -114,19 +144,32 @@ def train_step(
     step: int,
     device: str,
 ) -> dict[str, float]:
-    """One optimiser step on a sampled batch; returns {"loss", "policy_loss", "value_loss", "lr", "grad_norm"}
-    (grad_norm: the total L2 norm of the gradients before clipping to settings.grad_clip)."""
+    """One optimiser step on a sampled batch (sample_batch's 3 arrays, or 5 with ownership targets); returns
+    {"loss", "policy_loss", "value_loss", "lr", "grad_norm"} plus "ownership_loss" when the batch has ownership
+    targets and the model an ownership head (grad_norm: the total L2 norm of the gradients before clipping to
+    settings.grad_clip)."""
     model.train()
     lr = learning_rate_at(step, settings)
     for group in optimizer.param_groups:
         group["lr"] = lr
-    planes, pi, z = (torch.from_numpy(a).to(device) for a in batch)
+    tensors = [torch.from_numpy(a).to(device) for a in batch]
+    planes, pi, z = tensors[:3]
     use_bf16 = device.startswith("cuda")
     with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_bf16):
-        total, policy_loss, value_loss = losses(model, planes, pi, z, settings.value_weight)
+        if len(tensors) == 5 and getattr(model, "ownership_conv", None) is not None:
+            logits, value, owner_logits = model.forward_train(planes)
+            policy_loss, value_loss = policy_value_losses(logits, value, pi, z)
+            owner_loss = ownership_loss(owner_logits, tensors[3], tensors[4])
+            total = policy_loss + settings.value_weight * value_loss + settings.ownership_weight * owner_loss
+        else:
+            total, policy_loss, value_loss = losses(model, planes, pi, z, settings.value_weight)
+            owner_loss = None
     optimizer.zero_grad(set_to_none=True)
     total.backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
     optimizer.step()
-    return {"loss": total.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "lr": lr,
-            "grad_norm": grad_norm.item()}
+    record = {"loss": total.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "lr": lr,
+              "grad_norm": grad_norm.item()}
+    if owner_loss is not None:
+        record["ownership_loss"] = owner_loss.item()
+    return record

@@ -112,6 +112,9 @@ class SelfPlayRecords:
     resign_disabled: np.ndarray | None = None      # [G] bool: the game was not allowed to resign
     would_resign_ply: np.ndarray | None = None     # [G] int32 first ply the resign rule fired, -1 never
     would_resign_player: np.ndarray | None = None  # [G] int8 who was to move then (+1 first, -1 second), 0 never
+    ownership: np.ndarray | None = None            # [G, H*W] int8 owner of each cell in the game's last position
+                                                   # (+1 first player, -1 second, 0 no one); games with
+                                                   # Game.has_ownership (Go) only, else None
 
     def __post_init__(self) -> None:
         games = np.asarray(self.game_lengths).shape[0]
@@ -192,7 +195,9 @@ def _finish_records(game: Game, rows: dict[str, list[np.ndarray]], track: _Games
     # z = winner (+1 first player, -1 second, 0 draw) seen from the player to move at that position.
     z = winners[columns["game_id"]].astype(np.float32) * to_move
     recorded = np.bincount(columns["game_id"], minlength=num_games).astype(np.int32)
+    ownership = game.ownership(states) if game.has_ownership else None   # [G, H*W] int8, absolute colours
     return SelfPlayRecords(z=z.astype(np.float32), results=winners.astype(np.int8), game_lengths=recorded,
+                           ownership=ownership,
                            plies=track.plies.astype(np.int32), resigned=track.resigned.copy(),
                            resign_disabled=track.resign_disabled.copy(),
                            would_resign_ply=track.would_resign_ply.copy(),

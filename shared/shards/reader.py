@@ -28,7 +28,8 @@ _READ_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError)  # what 
 class Shard:
     """One shard in memory: states [T,S] int16, pi [T,A] float32, z [T] float32,
     moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE, game_info [G] schema.GAME_INFO_DTYPE (filled in
-    for version 1 shards: plies = length, no resignation); attrs as plain Python values."""
+    for version 1 shards: plies = length, no resignation), ownership [G, H*W] int8 or None (only games with
+    territory record it; schema.py); attrs as plain Python values."""
 
     path: Path
     attrs: dict[str, Any]
@@ -38,6 +39,7 @@ class Shard:
     moves: np.ndarray
     games: np.ndarray
     game_info: np.ndarray
+    ownership: np.ndarray | None = None
 
     @property
     def num_positions(self) -> int:
@@ -132,7 +134,7 @@ def _read_dataset(h5: h5py.File, name: str, path: Path, rows: int) -> np.ndarray
     if name not in h5:
         raise ShardError(f"{path}: dataset {name!r} is missing")
     dataset = h5[name]
-    expected = {**schema.DATASET_DTYPES, **schema.VERSION2_DATASET_DTYPES}[name]
+    expected = {**schema.DATASET_DTYPES, **schema.VERSION2_DATASET_DTYPES, **schema.OPTIONAL_DATASET_DTYPES}[name]
     if dataset.dtype != expected:
         raise ShardError(f"{path}: dataset {name!r} has dtype {dataset.dtype}, expected {expected}")
     if len(dataset.shape) < 1 or dataset.shape[0] != rows:
@@ -193,7 +195,9 @@ def read_shard(path: Path, game=None) -> Shard:
                 info = _read_dataset(h5, schema.GAME_INFO, path, rows[schema.GAME_INFO])
             else:  # version 1: every ply recorded, no resignation
                 info = default_game_info(columns[-1]["length"])
-            arrays = RecordArrays(*columns, game_info=info)
+            owner = (_read_dataset(h5, schema.OWNERSHIP, path, attrs["num_games"]) if schema.OWNERSHIP in h5
+                     else None)
+            arrays = RecordArrays(*columns, game_info=info, ownership=owner)
     except ShardError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure inside h5py on a damaged file means "damaged shard"
@@ -201,7 +205,8 @@ def read_shard(path: Path, game=None) -> Shard:
     _check_shapes(arrays, attrs, path)
     _check_game(attrs, arrays, game, path)
     check_arrays(arrays, str(path), _num_cells(attrs))
-    return Shard(path, attrs, arrays.states, arrays.pi, arrays.z, arrays.moves, arrays.games, arrays.game_info)
+    return Shard(path, attrs, arrays.states, arrays.pi, arrays.z, arrays.moves, arrays.games, arrays.game_info,
+                 arrays.ownership)
 
 
 def read_shard_info(path: Path) -> ShardInfo:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from shared.games.base import F_PLAYER
 from shared.shards import schema
-from shared.shards.reader import ShardInfo, read_shard, scan_shards
+from shared.shards.reader import Shard, ShardInfo, read_shard, scan_shards
 from shared.shards.schema import ShardError
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,11 @@ class ReplayWindow:
     generation [N] int32 (generation of the shard each row came from), root_value [N] float32 (the self-play
     search value at the position, side to move, as z).
 
+    ownership [N, H*W] int8: the owner of each cell at the end of the row's game seen from the side to move at
+    the row (+1 the side to move, -1 its opponent, 0 no one), and ownership_known [N] bool: the row's game was
+    counted out (not resigned) and its shard recorded ownership. Both None when no shard of the window
+    recorded ownership (games without territory).
+
     shard_names: shards used, newest first, as paths relative to the shards directory.
     bad_shards: damaged shards found (and quarantined) during this load, same naming."""
 
@@ -39,6 +45,8 @@ class ReplayWindow:
     root_value: np.ndarray
     shard_names: list[str] = field(default_factory=list)
     bad_shards: list[str] = field(default_factory=list)
+    ownership: np.ndarray | None = None
+    ownership_known: np.ndarray | None = None
 
     @property
     def num_positions(self) -> int:
@@ -82,6 +90,18 @@ def _select_newest(infos: list[ShardInfo], max_generations: int | None,
         return newest_first
     keep = set(sorted({i.generation for i in newest_first}, reverse=True)[:max_generations])
     return [i for i in newest_first if i.generation in keep]
+
+
+def _row_ownership(shard: Shard, rows: slice, num_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ownership targets of a shard's rows: ([R, H*W] int8 from each row's side to move, [R] bool known)."""
+    take = rows.stop - rows.start
+    if shard.ownership is None:
+        return np.zeros((take, num_cells), schema.OWNERSHIP_DTYPE), np.zeros(take, bool)
+    game_ids = shard.moves["game_id"][rows]
+    to_move = shard.states[rows, num_cells + F_PLAYER].astype(np.int8)                # +1 / -1
+    # Sign flip: the stored owners are absolute colours (+1 first player); times the side to move gives its view.
+    owner = shard.ownership[game_ids] * to_move[:, None]
+    return owner.astype(schema.OWNERSHIP_DTYPE), shard.game_info["resigned"][game_ids] == 0
 
 
 def _check_limits(max_positions: int, max_generations: int | None) -> None:
@@ -133,7 +153,8 @@ def load_replay_window(
     scan = scan_shards(shards_dir, recursive=True)
     for damaged in scan.damaged:
         report_bad(damaged.path, damaged.problem)
-    pieces, names, total = [], [], 0
+    pieces, owners, names, total = [], [], [], 0
+    has_ownership = False
     for info in _select_newest(scan.infos, max_generations, up_to_generation):
         if total >= max_positions:
             break
@@ -146,13 +167,17 @@ def load_replay_window(
         rows = slice(shard.num_positions - take, shard.num_positions)  # the newest rows of this shard
         pieces.append((shard.states[rows], shard.pi[rows], shard.z[rows], np.full(take, shard.generation, np.int32),
                        shard.moves["root_value"][rows].astype(np.float32)))
+        owners.append(_row_ownership(shard, rows, game.num_cells))
+        has_ownership |= shard.ownership is not None
         names.append(_relative_name(info.path, shards_dir))
         total += take
     if not pieces:
         return _empty_window(game, names, bad)
     pieces.reverse()  # oldest first
+    owners.reverse()
     states, pi, z, generation, root_value = (np.concatenate(column) for column in zip(*pieces))
-    return ReplayWindow(states, pi, z, generation, root_value, names, bad)
+    ownership, known = (np.concatenate(column) for column in zip(*owners)) if has_ownership else (None, None)
+    return ReplayWindow(states, pi, z, generation, root_value, names, bad, ownership, known)
 
 
 def generation_positions(shards_dir: Path, generation: int) -> int:

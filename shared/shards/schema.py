@@ -18,6 +18,10 @@ Datasets (T = positions, G = games, S = game.state_size, A = game.num_actions):
                             ply the resign rule fired, -1 never; would_resign_player int8, who was to move
                             then, +1/-1, 0 never). Version 1 shards have no game_info: the reader fills in
                             plies = length and no resignation.
+    ownership [G, C] int8   optional, in version 2 shards of games with territory (Game.has_ownership: Go):
+                            who owns each of the C = H*W cells in the game's last position, +1 first
+                            player, -1 second, 0 no one (absolute colours). In a resigned game that position
+                            is the one resigned in, not a counted end; the trainer skips those games.
 
 Version 2 (game_info) also lets a game's rows skip plies: with playout caps (shared/search/selfplay.py) only
 full searches are recorded, so move_number (the true ply) increases within a game but may have gaps, and
@@ -89,6 +93,11 @@ DATASET_DTYPES: dict[str, np.dtype] = {
 
 #: Datasets of version 2 that version 1 shards lack (one row per game).
 VERSION2_DATASET_DTYPES: dict[str, np.dtype] = {GAME_INFO: GAME_INFO_DTYPE}
+
+OWNERSHIP = "ownership"
+OWNERSHIP_DTYPE = np.dtype("i1")
+#: Datasets a shard may hold or lack (one row per game); readers that do not know one ignore it.
+OPTIONAL_DATASET_DTYPES: dict[str, np.dtype] = {OWNERSHIP: OWNERSHIP_DTYPE}
 
 #: Compression for every dataset (h5py filter name, its option, and the byte-shuffle filter).
 COMPRESSION = "gzip"

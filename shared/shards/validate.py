@@ -11,6 +11,7 @@ Content rules (T positions, G games, S state size, A actions):
   to plies in a resigned game, which ends there) with would_resign_player +1/-1 when it fired, 0 when not;
   plies >= 1 except in a game resigned before its first move
 - winner in {-1, 0, +1} and z == winner * player_to_move (the result seen from the side to move)
+- ownership, when present: [G, C] with C = H*W, values in {-1, 0, +1}
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ RECORD_FIELDS = (
 @dataclass
 class RecordArrays:
     """Shard content in file dtypes: states [T,S] int16, pi [T,A] float32, z [T] float32,
-    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE, game_info [G] schema.GAME_INFO_DTYPE."""
+    moves [T] schema.MOVES_DTYPE, games [G] schema.GAMES_DTYPE, game_info [G] schema.GAME_INFO_DTYPE,
+    ownership [G, H*W] int8 or None (games without territory)."""
 
     states: np.ndarray
     pi: np.ndarray
@@ -39,6 +41,7 @@ class RecordArrays:
     moves: np.ndarray
     games: np.ndarray
     game_info: np.ndarray
+    ownership: np.ndarray | None = None
 
 
 def _as_int_array(values: np.ndarray, name: str, dtype: np.dtype) -> np.ndarray:
@@ -89,7 +92,15 @@ def records_to_arrays(game, records) -> RecordArrays:
     games["game_id"] = np.arange(games.shape[0], dtype=np.int32)
     games["length"] = _as_int_array(f["game_lengths"], "game_lengths", schema.GAMES_DTYPE["length"])
     games["winner"] = _as_int_array(f["results"], "results", schema.GAMES_DTYPE["winner"])
+    ownership = getattr(records, "ownership", None)
+    if ownership is not None:
+        ownership = np.asarray(ownership)
+        if ownership.shape != (games.shape[0], game.num_cells):
+            raise ShardError(f"records.ownership has shape {ownership.shape}, expected "
+                             f"({games.shape[0]}, {game.num_cells}): one row per game, one column per cell")
+        ownership = _as_int_array(ownership, "ownership", schema.OWNERSHIP_DTYPE)
     return RecordArrays(
+        ownership=ownership,
         states=_as_int_array(f["states"][order], "states", schema.STATES_DTYPE),
         pi=f["pi"][order].astype(schema.PI_DTYPE),
         z=f["z"][order].astype(schema.Z_DTYPE),
@@ -155,6 +166,18 @@ def _check_game_info(info: np.ndarray, where: str) -> None:
                          "game), with would_resign_player +1/-1 when it is >= 0 and 0 when it is -1")
 
 
+def _check_ownership(arrays: RecordArrays, where: str, num_cells: int | None) -> None:
+    owner = arrays.ownership
+    if owner is None:
+        return
+    rows = arrays.games.shape[0]
+    if owner.ndim != 2 or owner.shape[0] != rows or (num_cells is not None and owner.shape[1] != num_cells):
+        raise ShardError(f"{where}: ownership has shape {owner.shape}, expected ({rows}, "
+                         f"{num_cells if num_cells is not None else 'H*W'}): one row per game")
+    if not np.isin(owner, (-1, 0, 1)).all():
+        raise ShardError(f"{where}: ownership values must be +1, -1 or 0")
+
+
 def check_arrays(arrays: RecordArrays, where: str, num_cells: int | None = None) -> None:
     """Raise ShardError (prefixed with `where`) unless `arrays` satisfy every content rule above.
 
@@ -172,6 +195,7 @@ def check_arrays(arrays: RecordArrays, where: str, num_cells: int | None = None)
     if arrays.moves["visit_count"].min() < 0:
         raise ShardError(f"{where}: visit counts must be >= 0")
     _check_game_structure(arrays.moves, arrays.games, arrays.game_info, where)
+    _check_ownership(arrays, where, num_cells)
     fields_at = state_size - NUM_FIELDS if num_cells is None else num_cells
     if fields_at < 0 or fields_at + NUM_FIELDS > state_size:
         raise ShardError(f"{where}: states of width {state_size} cannot hold a {num_cells}-cell board and its fields")

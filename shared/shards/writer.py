@@ -117,6 +117,8 @@ def write_datasets(h5: h5py.File, arrays: RecordArrays, attrs: dict[str, int | s
     """Write the datasets of the current format version and all attributes into an open, empty HDF5 file."""
     for name in (*schema.DATASET_DTYPES, *schema.VERSION2_DATASET_DTYPES):
         _create_dataset(h5, name, getattr(arrays, name))
+    if arrays.ownership is not None:
+        _create_dataset(h5, schema.OWNERSHIP, arrays.ownership)
     for key, value in attrs.items():
         h5.attrs[key] = value
 

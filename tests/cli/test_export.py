@@ -77,6 +77,19 @@ def test_shipped_connect4_exports_and_matches_torch(runner, tmp_path):
     _compare(out, shipped_model_path("connect4"), make_game("connect4"), 16)
 
 
+def test_a_network_with_the_optional_parts_exports_without_its_training_head(tmp_path):
+    """Global pooling is in the graph; the ownership head (a training target) is not an output."""
+    from shared.network import NetworkSpec, create_model, save_model
+    from shared.network.onnx_export import export_onnx
+
+    game = make_game("go-5x5")
+    model_file = tmp_path / "go.pt"
+    save_model(model_file, create_model(game, NetworkSpec(3, 16, ownership=True, global_pool=True), seed=2), game)
+    export_onnx(model_file, tmp_path / "go.onnx", game, version="test")
+    assert [o.name for o in onnx.load(str(tmp_path / "go.onnx")).graph.output] == ["logits", "value"]
+    _compare(tmp_path / "go.onnx", model_file, game, 5)
+
+
 def test_export_errors_are_one_line(runner, tmp_path):
     from tests.cli.conftest import one_line_error
 

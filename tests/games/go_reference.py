@@ -86,10 +86,10 @@ class ReferenceGo:
         self.to_move = -self.to_move
         self.over = self.passes >= 2 or self.moves >= 2 * self.size * self.size
 
-    def score(self) -> float:
-        """Black area - white area - komi (empty regions count for the only colour they touch)."""
-        black = sum(1 for v in self.board if v == 1)
-        white = sum(1 for v in self.board if v == -1)
+    def ownership(self) -> list[int]:
+        """Owner of each point: its stone's colour, or for an empty point the only colour its region touches
+        (+1 black, -1 white, 0 no one)."""
+        owner = list(self.board)
         done: set[int] = set()
         for start in range(len(self.board)):
             if self.board[start] != 0 or start in done:
@@ -104,8 +104,12 @@ class ReferenceGo:
                     elif self.board[other] != 0:
                         touches.add(self.board[other])
             done |= region
-            if touches == {1}:
-                black += len(region)
-            elif touches == {-1}:
-                white += len(region)
-        return black - white - self.komi
+            if len(touches) == 1:
+                for cell in region:
+                    owner[cell] = next(iter(touches))
+        return owner
+
+    def score(self) -> float:
+        """Black area - white area - komi (empty regions count for the only colour they touch)."""
+        owner = self.ownership()
+        return owner.count(1) - owner.count(-1) - self.komi

@@ -51,9 +51,10 @@ def compare_with_reference(size: int, games: int, seed: int, pass_weight: float,
         states = game.step(states, actions)
         for row, ref in enumerate(refs):
             assert states[row, : size * size].tolist() == ref.board, (size, seed, row, ref.moves)
-    scores = game.area_score(states)
+    scores, owners = game.area_score(states), game.ownership(states)
     for row, ref in enumerate(refs):
         assert scores[row] == ref.score()
+        assert owners[row].tolist() == ref.ownership(), (size, seed, row)
         assert states[row, game.num_cells + F_WINNER] == np.sign(ref.score())
     return refused, older, states[:, game.num_cells + F_WINNER]
 

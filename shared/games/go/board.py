@@ -156,10 +156,11 @@ def group_liberties(cells: np.ndarray, t: GoTables) -> tuple[np.ndarray, np.ndar
     return labels, per_label[labels]
 
 
-def area(cells: np.ndarray, t: GoTables) -> np.ndarray:
-    """Area of each colour: stones plus empty regions that border only that colour (seki/dame count for no one).
+def ownership(cells: np.ndarray, t: GoTables) -> np.ndarray:
+    """Who owns each point under area scoring: its stone's colour, or for an empty point the colour of the only
+    colour its empty region borders (seki and dame regions, bordering both or neither, belong to no one).
 
-    cells [B, N*N] int16 -> [B, 2] int64: column 0 black's area, column 1 white's.
+    cells [B, N*N] int16 -> [B, N*N] int8: +1 black, -1 white, 0 no one.
     """
     batch, nn = cells.shape
     empty = cells == 0
@@ -170,9 +171,19 @@ def area(cells: np.ndarray, t: GoTables) -> np.ndarray:
     touches_white = np.bincount(regions[empty], weights=(around == -1).any(axis=2)[empty], minlength=count + 1) > 0
     black_only = (touches_black & ~touches_white)[regions] & empty
     white_only = (touches_white & ~touches_black)[regions] & empty
-    black = (cells == 1).sum(axis=1) + black_only.sum(axis=1)
-    white = (cells == -1).sum(axis=1) + white_only.sum(axis=1)
-    return np.stack([black, white], axis=1)
+    owner = np.sign(cells).astype(np.int8)
+    owner[black_only] = 1
+    owner[white_only] = -1
+    return owner
+
+
+def area(cells: np.ndarray, t: GoTables) -> np.ndarray:
+    """Area of each colour: stones plus empty regions that border only that colour (seki/dame count for no one).
+
+    cells [B, N*N] int16 -> [B, 2] int64: column 0 black's area, column 1 white's.
+    """
+    owner = ownership(cells, t)
+    return np.stack([(owner == 1).sum(axis=1), (owner == -1).sum(axis=1)], axis=1).astype(np.int64)
 
 
 # ----- position keys ------------------------------------------------------------------------------------

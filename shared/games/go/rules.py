@@ -323,6 +323,16 @@ class Go(GridGame):
         new[:, nn + F_PASSES] = passes
         return new
 
+    has_ownership = True
+
+    def ownership(self, states: np.ndarray) -> np.ndarray:
+        """Area-scoring owner of each point (its stone's colour, or the only colour its empty region borders):
+        states [B, S] int16 -> [B, N*N] int8, +1 black, -1 white, 0 no one (seki, dame)."""
+        states = np.asarray(states)
+        if states.ndim != 2 or states.shape[1] < self.num_cells:
+            raise GameError(f"{self.name}: ownership takes states [B, {self.state_size}], got shape {states.shape}")
+        return go_board.ownership(states[:, : self.num_cells], self._tables)
+
     def area_score(self, states: np.ndarray) -> np.ndarray:
         """Area score from Black's point of view, komi included: states [B, S] int16 -> [B] float32.
 
