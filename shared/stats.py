@@ -11,6 +11,9 @@ proportion over P trials. For any variable in [0, 1] with mean p the variance is
 so this is the conservative (widest-variance) choice; e.g. 50 pairs all won give [0.93, 1].
 
 All pair scores are handled exactly in quarter units (integers 0..4).
+
+`bootstrap_mean` is the ablations' interval (cli/bench/ablation.py): the mean of per-position figures with a
+bootstrap percentile interval over the positions.
 """
 from __future__ import annotations
 
@@ -267,3 +270,19 @@ def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str,
     if forced is False and draws_may_promote:
         return False
     return forced is not None
+
+
+def bootstrap_mean(values: np.ndarray, confidence: float = CONFIDENCE, resamples: int = 4000,
+                   seed: int = 0) -> tuple[float, float, float]:
+    """(mean, low, high) of values [N] float (one figure per position, e.g. a hit 0/1 averaged over an arm's seeds,
+    or the paired difference of two arms) with a bootstrap percentile interval over the N positions
+    (scipy.stats.bootstrap). Constant values give the interval (mean, mean); StatsError for no values."""
+    values = np.asarray(values, np.float64)
+    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
+        raise StatsError(f"bootstrap_mean needs a non-empty 1-d array of finite values, got shape {values.shape}")
+    mean = float(values.mean())
+    if np.ptp(values) == 0:
+        return mean, mean, mean
+    result = scipy_stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=resamples,
+                                   method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return mean, float(result.confidence_interval.low), float(result.confidence_interval.high)

@@ -4,6 +4,8 @@
     zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
     zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept: shared.players.tactics)
     zeroforge bench tactics --game othello --empties 10-16               (solved endgames)
+    zeroforge bench ablation --game connect4 --out DIR --max-hours 0.5 --seeds 0,1 --arm base --arm "b: KEY=VALUE"
+                                                                         (same-budget runs, scored on exact labels)
 
 The logic lives in cli.bench.selfplay; this module parses options and prints.
 """
@@ -251,3 +253,65 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
     if not lowest <= low <= high <= highest:
         fail(f"{name} {text!r}: need {lowest} <= LO <= HI <= {highest} ({why})")
     return low, high
+
+
+@bench.command("ablation")
+@click.option("--game", "game_name", required=True, help="Game name, e.g. connect4, gomoku-8x8-5, othello.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Directory of the ablation: one data directory per run (ARM-sSEED), their logs, the oracle set, "
+                   "ablation.json and curves.png. Run the same command again to go on after a stop.")
+@click.option("--arm", "arm_texts", multiple=True, required=True, metavar='"NAME[: KEY=VALUE ...]"',
+              help="One arm: a name and its --set items, e.g. --arm base --arm \"cont: "
+                   "pipeline.overlap_selfplay=true\" (repeatable; the first arm is the baseline).")
+@click.option("--seeds", default="0,1", show_default=True, help="Pipeline seeds, one run per arm and seed.")
+@click.option("--max-hours", type=click.FloatRange(0.01, 1000), default=None,
+              help="Wall-clock budget of each run (zeroforge run --max-hours); required unless --no-run.")
+@click.option("--set", "common", multiple=True, metavar="SECTION.FIELD=VALUE",
+              help="A setting of every run, before the arm's own (repeatable).")
+@click.option("--workers", type=click.IntRange(0, 256), default=None,
+              help="Local workers of each run (zeroforge run --workers; default: its own).")
+@click.option("--positions", type=click.IntRange(0, 100_000), default=400, show_default=True,
+              help="Positions of the oracle set every run's best model is scored on (0: no oracle scoring).")
+@click.option("--oracle-seed", type=click.IntRange(0, 2**31), default=1000, show_default=True,
+              help="Seed of that set (other than the runs' seeds, so no run trained on its positions' openings).")
+@click.option("--sims", type=click.IntRange(1, 100_000), default=16, show_default=True,
+              help="Simulations of the small search scored next to the raw policy.")
+@click.option("--no-run", is_flag=True, help="Only score the runs already in --out (finished or not).")
+@click.option("--json", "as_json", is_flag=True, help="Print ablation.json's summary as JSON instead of the tables.")
+def ablation(game_name: str, out: Path, arm_texts: tuple[str, ...], seeds: str, max_hours: float | None,
+             common: tuple[str, ...], workers: int | None, positions: int, oracle_seed: int, sims: int,
+             no_run: bool, as_json: bool) -> None:
+    """Compare pipeline settings on the same budget: each arm x seed is one `zeroforge run`, one after the other,
+    then every run's best model is scored on one exact-label oracle set, with intervals (cli/bench/ablation.py)."""
+    from cli.bench.ablation import AblationError, Plan, check_plan, parse_arm, plot_curves, run_one, score, write_json
+    from cli.play_common import fail
+
+    def say(text: str) -> None:
+        click.echo(text, err=as_json)
+
+    try:
+        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
+    except ValueError:
+        fail(f"--seeds {seeds!r}: give integers separated by commas, e.g. 0,1")
+    if max_hours is None and not no_run:
+        fail("--max-hours is required to run the arms (each run's wall-clock budget); or pass --no-run to score")
+    try:
+        plan = Plan(game_name, out.resolve(), None if no_run else max_hours, seed_list,
+                    tuple(parse_arm(t) for t in arm_texts), tuple(common), workers)
+        check_plan(plan)
+        plan.out.mkdir(parents=True, exist_ok=True)
+        if not no_run:
+            for arm, seed in plan.runs():
+                run_one(plan, arm, seed, say)
+        runs, summary, report = score(plan, positions, oracle_seed, sims, say)
+    except AblationError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("stopped; run the same command to go on (the interrupted run starts again from the beginning)")
+    write_json(plan.out / "ablation.json", plan, runs, summary, positions, oracle_seed, sims)
+    png = plot_curves(runs, plan.out / "curves.png")
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+        return
+    click.echo(report)
+    click.echo(f"\nwritten: {plan.out / 'ablation.json'}" + (f", {png}" if png else ""))

@@ -72,19 +72,32 @@ def random_move_rate(good: np.ndarray, legal: np.ndarray) -> float:
     return float(share.mean()) if share.size else float("nan")
 
 
+def oracle_hits(game: Game, evaluate: Evaluator, oracle: OracleSet, search: SearchConfig,
+                seed: int = 0) -> dict[str, np.ndarray]:
+    """Position by position, whether `evaluate`'s raw policy and its search (`search`) keep each position's exact
+    outcome: {"raw", "search"} -> [N] bool, plus {"raw_optimal", "search_optimal"} when the set knows exact scores."""
+    rows = np.arange(len(oracle))
+    moves = {"raw": raw_policy_moves(game, evaluate, oracle.states),
+             "search": search_moves(game, evaluate, oracle.states, search, seed)}
+    hits = {name: oracle.keeps[rows, chosen] for name, chosen in moves.items()}
+    if oracle.optimal is not None:
+        hits.update({f"{name}_optimal": oracle.optimal[rows, chosen] for name, chosen in moves.items()})
+    return hits
+
+
 def measure_oracle(game: Game, evaluate: Evaluator, oracle: OracleSet, search: SearchConfig,
                    seed: int = 0) -> OracleFigures:
     """Score `evaluate`'s raw policy and its search (`search`, e.g. the match search at 16 simulations) on
     `oracle` (module docstring)."""
     started = time.perf_counter()
-    raw = raw_policy_moves(game, evaluate, oracle.states)
-    searched = search_moves(game, evaluate, oracle.states, search, seed)
-    optimal = oracle.optimal
+    hits = oracle_hits(game, evaluate, oracle, search, seed)
+
+    def figure(name: str) -> Rate | None:
+        return rate(int(hits[name].sum()), int(hits[name].size)) if name in hits else None
+
     return OracleFigures(
-        positions=len(oracle), simulations=search.num_simulations, raw=hit_rate(oracle.keeps, raw),
-        search=hit_rate(oracle.keeps, searched),
-        raw_optimal=None if optimal is None else hit_rate(optimal, raw),
-        search_optimal=None if optimal is None else hit_rate(optimal, searched),
+        positions=len(oracle), simulations=search.num_simulations, raw=figure("raw"), search=figure("search"),
+        raw_optimal=figure("raw_optimal"), search_optimal=figure("search_optimal"),
         random_move=random_move_rate(oracle.keeps, game.legal_mask(oracle.states)),
         seconds=round(time.perf_counter() - started, 3))
 

@@ -53,6 +53,9 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge models strength":
         "needs a finished generation, which no example before it trains (tests/cli/test_models_registry.py and "
         "tests/e2e/test_pipeline_e2e.py run it on recorded generations)",
+    ".venv/bin/zeroforge bench ablation --game connect4 --out runs/abl-cont --max-hours 0.5 --seeds 0,1 --arm sync "
+    "--arm \"cont: pipeline.overlap_selfplay=true train.samples_per_position=13.3 train.steps_per_generation=4000\"":
+        "four half-hour training runs (tests/cli/test_bench_ablation.py runs two tiny ones end to end)",
     ".venv/bin/zeroforge ui":
         "starts a server that runs until Ctrl-C",
     ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":

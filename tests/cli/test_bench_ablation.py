@@ -1,0 +1,124 @@
+"""`zeroforge bench ablation`: the arm syntax, the checks made before hours of running, the pooled and paired
+statistics, the report; and (integration tier) two real tiny runs scored end to end."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from cli.bench.ablation import (DONE_FILE, AblationError, Arm, Plan, RunFigures, arm_summary, check_plan,
+                                format_report, parse_arm)
+from shared.stats import StatsError, bootstrap_mean
+
+
+def test_arms_are_a_name_and_settings() -> None:
+    assert parse_arm("base") == Arm("base")
+    assert parse_arm("cont: pipeline.overlap_selfplay=true  train.samples_per_position=13.3") == Arm(
+        "cont", ("pipeline.overlap_selfplay=true", "train.samples_per_position=13.3"))
+    assert parse_arm("q: pipeline.store='s3://b/p x'") == Arm("q", ("pipeline.store=s3://b/p x",))
+    for bad in ("", "1st", "a-b: x=1", "a: 'open"):
+        with pytest.raises(AblationError, match="--arm"):
+            parse_arm(bad)
+
+
+def _plan(tmp_path: Path, *arms: Arm, max_hours: float | None = 0.5) -> Plan:
+    return Plan("tictactoe", tmp_path, max_hours, (0, 1), arms)
+
+
+def test_the_plan_is_checked_before_anything_runs(tmp_path: Path) -> None:
+    check_plan(_plan(tmp_path, Arm("a"), Arm("b", ("search.simulations=8",))))
+    with pytest.raises(AblationError, match="distinct names"):
+        check_plan(_plan(tmp_path, Arm("a"), Arm("a")))
+    with pytest.raises(AblationError, match="arm b: .*unknown key 'simulation'"):
+        check_plan(_plan(tmp_path, Arm("a"), Arm("b", ("search.simulation=8",))))
+    with pytest.raises(AblationError, match="arm b: .*search.simulations"):
+        check_plan(_plan(tmp_path, Arm("a"), Arm("b", ("search.simulations=-3",))))
+
+
+def test_a_finished_run_of_other_settings_stops_the_ablation_before_it_runs(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, Arm("a"), Arm("b", ("search.simulations=8",)))
+    run_dir = plan.run_dir(plan.arms[1], 1)
+    run_dir.mkdir(parents=True)
+    record = {"arm": "b", "seed": 1, "settings": ["pipeline.seed=1", "search.simulations=4"], "max_hours": 0.5,
+              "workers": None, "command": [], "returncode": 0, "minutes": 29.0, "finished": "then"}
+    (run_dir / DONE_FILE).write_text(json.dumps(record))
+    with pytest.raises(AblationError, match="b-s1 holds a finished run with settings"):
+        check_plan(plan)
+    check_plan(_plan(tmp_path, Arm("a"), Arm("b", ("search.simulations=8",)), max_hours=None))   # scoring only
+    record["settings"] = ["pipeline.seed=1", "search.simulations=8"]
+    (run_dir / DONE_FILE).write_text(json.dumps(record))
+    check_plan(plan)
+
+
+def test_commands_put_the_arms_settings_last() -> None:
+    plan = Plan("connect4", Path("/x"), 0.25, (3,), (Arm("b", ("search.simulations=8",)),),
+                ("search.simulations=16", "gate.games=100"), workers=1)
+    command = plan.command(plan.arms[0], 3)
+    assert command[3:] == ["run", "--game", "connect4", "--max-hours", "0.25", "--data-dir", "/x/b-s3",
+                           "--workers", "1", "--set", "pipeline.seed=3", "--set", "search.simulations=16",
+                           "--set", "gate.games=100", "--set", "search.simulations=8"]
+    assert plan.runs() == [(plan.arms[0], 3)]
+
+
+def test_bootstrap_mean() -> None:
+    values = np.r_[np.ones(70), np.zeros(30)]
+    mean, low, high = bootstrap_mean(values)
+    assert mean == pytest.approx(0.7) and 0.6 < low < 0.7 < high < 0.8
+    assert bootstrap_mean(np.full(9, 0.25)) == (0.25, 0.25, 0.25)
+    assert bootstrap_mean(values, seed=3) == bootstrap_mean(values, seed=3)
+    for bad in (np.zeros(0), np.array([0.5, np.nan]), np.zeros((2, 2))):
+        with pytest.raises(StatsError):
+            bootstrap_mean(bad)
+
+
+def _run(arm: str, seed: int, raw: np.ndarray) -> RunFigures:
+    return RunFigures(arm, seed, "000003", 4, 30.0, 3, 0.3, None,
+                      [{"generation": 1, "minutes": 7.0, "raw": 0.6, "search": 0.7}],
+                      {"raw": raw.astype(bool), "search": np.ones(raw.size, bool)})
+
+
+def test_arms_pool_their_seeds_and_differences_are_paired_by_position() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(400) < 0.7
+    flips = np.zeros(400, bool)
+    flips[:40] = True                                                        # b keeps 40 more positions
+    b = base | flips
+    runs = [_run("a", 0, base), _run("a", 1, base), _run("b", 0, b), _run("b", 1, base)]
+    summary = arm_summary(runs, ["a", "b"], resamples=2000)
+    assert summary["arms"]["a"]["runs"] == 2
+    assert summary["arms"]["a"]["raw"][0] == pytest.approx(base.mean())
+    assert summary["arms"]["b"]["raw"][0] == pytest.approx((b.mean() + base.mean()) / 2)
+    diff = summary["differences"]["b - a"]["raw"]
+    assert diff[0] == pytest.approx(((b & ~base).sum() / 2) / 400)
+    assert 0 < diff[1] <= diff[0] <= diff[2]                                 # paired: the noise of base cancels
+    assert summary["differences"]["b - a"]["search"] == (0.0, 0.0, 0.0)
+    report = format_report(Plan("connect4", Path("/x"), 0.5, (0, 1), (Arm("a"), Arm("b"))), runs, summary, 400, 16)
+    assert "a-s0" in report and "b - a" in report and "16 simulations" in report and "budget 0.5 h per run" in report
+
+
+@pytest.mark.e2e
+def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
+    """Two real `zeroforge run`s of tic-tac-toe (one generation each), scored on 60 minimax-labelled positions; a
+    second call runs nothing again and gives the same figures."""
+    out = tmp_path / "abl"
+    args = ["bench", "ablation", "--game", "tictactoe", "--out", str(out), "--max-hours", "0.005", "--seeds", "0",
+            "--arm", "base", "--arm", "few: search.simulations=4", "--positions", "60",
+            "--set", "selfplay.games_per_job=16", "--set", "train.steps_per_generation=20",
+            "--set", "gate.games=20", "--set", "gate.anchor=none", "--set", "pipeline.oracle_positions=0"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    for name in ("base-s0", "few-s0"):
+        assert (out / name / DONE_FILE).exists() and (out / f"{name}.log").exists()
+    saved = json.loads((out / "ablation.json").read_text())
+    assert [(r["arm"], r["seed"]) for r in saved["runs"]] == [("base", 0), ("few", 0)]
+    assert all(len(r["hits"]["raw"]) == 60 and r["generations"] >= 1 for r in saved["runs"])
+    assert set(saved["summary"]["arms"]) == {"base", "few"} and "few - base" in saved["summary"]["differences"]
+    assert "on one oracle set of 60 positions" in first.output
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    assert "base-s0: finished before" in again.output and "running zeroforge" not in again.output
+    assert json.loads((out / "ablation.json").read_text())["summary"] == saved["summary"]
