@@ -115,13 +115,14 @@ def game_moves(game, shard: Shard, game_index: int) -> list[dict[str, Any]]:
 
 def game_json(game, shard: Shard, game_index: int) -> dict[str, Any]:
     """Game `game_index` as JSON: result, moves in notation, the replay check and game_moves; prior is null
-    (not stored, see PRIOR_NOT_STORED)."""
+    (not stored, see PRIOR_NOT_STORED); ownership: ownership_rows (null for games without territory)."""
     winner = int(shard.games["winner"][game_index])
     mismatch = replay_mismatch(game, shard, game_index)
     return {"path": str(shard.path), "index": game_index, "winner": winner, "result": result_text(winner),
             "moves": game.moves_to_str(shard.game_actions(game_index)), "replays_exactly": mismatch is None,
             "replay_mismatch_move": None if mismatch is None else mismatch + 1,
-            "prior": None, "prior_note": PRIOR_NOT_STORED, "per_move": game_moves(game, shard, game_index)}
+            "prior": None, "prior_note": PRIOR_NOT_STORED, "per_move": game_moves(game, shard, game_index),
+            "ownership": ownership_rows(game, shard, game_index)}
 
 
 def recorded_part(shard: Shard, game_index: int) -> str:
@@ -131,6 +132,25 @@ def recorded_part(shard: Shard, game_index: int) -> str:
         return ""
     return (f"; playout caps: {length} of {plies} plies recorded (the replay check stops at the first skipped "
             "ply; rows are numbered by recorded position)")
+
+
+def ownership_rows(game, shard: Shard, game_index: int) -> list[str] | None:
+    """Who owns each point at the end of game `game_index` (the shard's ownership dataset: Go), one string per board
+    row from the top: 'X' the first player (black), 'O' the second, '.' no one; None when the shard has none."""
+    if shard.ownership is None:
+        return None
+    owner = shard.ownership[game_index].reshape(game.height, game.width)
+    return ["".join({1: "X", -1: "O"}.get(int(v), ".") for v in row) for row in owner]
+
+
+def _ownership_text(game, shard: Shard, game_index: int) -> list[str]:
+    rows = ownership_rows(game, shard, game_index)
+    if rows is None:
+        return []
+    owner = shard.ownership[game_index]
+    why = "; resigned: not counted, not trained on" if shard.game_info["resigned"][game_index] else ""
+    return [f"owners at the end (the ownership head's target{why}): X {int((owner == 1).sum())}, "
+            f"O {int((owner == -1).sum())}, no one {int((owner == 0).sum())}", *("  " + row for row in rows)]
 
 
 def game_listing(game, shard: Shard, game_index: int) -> str:
@@ -152,4 +172,5 @@ def game_listing(game, shard: Shard, game_index: int) -> str:
         "played move's share of the root visits",
         PRIOR_NOT_STORED,
         text_table(["#", "side", "move", "value", "z", "visits", "share", "most visited other"], table_rows),
+        *_ownership_text(game, shard, game_index),
     ])

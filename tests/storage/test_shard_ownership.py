@@ -96,3 +96,18 @@ def test_a_window_of_games_without_territory_has_no_ownership(make_shard, layout
     make_shard(1, "c4", games=2)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=1000)
     assert window.num_positions > 0 and window.ownership is None and window.ownership_known is None
+
+
+def test_the_shard_viewer_shows_the_owners_of_a_go_game(tmp_path, go5, go_records) -> None:
+    from cli.render import game_json, game_listing
+
+    shard = read_shard(write_shard(tmp_path, "view", go5, go_records, {**BASE_ATTRS, "generation": 1}), go5)
+    counted = int(np.flatnonzero(~go_records.resigned)[0])
+    text = game_listing(go5, shard, counted)
+    owner = shard.ownership[counted]
+    assert f"owners at the end (the ownership head's target): X {int((owner == 1).sum())}" in text
+    rows = game_json(go5, shard, counted)["ownership"]
+    assert len(rows) == 5 and all(len(row) == 5 and set(row) <= set("XO.") for row in rows)
+    assert "".join(rows).count("X") == int((owner == 1).sum())
+    resigned = int(np.flatnonzero(go_records.resigned)[0])
+    assert "resigned: not counted, not trained on" in game_listing(go5, shard, resigned)
