@@ -18,8 +18,12 @@ over the arm's runs, then the mean over positions with a 95% bootstrap interval 
 shared.stats.bootstrap_mean). Every other arm is compared with the first position by position (paired), with the
 same kind of interval. Per run it reports generations, minutes, promotions, the self-play share of the
 worker-seconds and the last anchor score. Written to OUT/ablation.json; OUT/curves.png draws each run's own
-per-generation oracle figure (its run's set) over minutes. Games without an oracle set (Go) are reported without
-the oracle columns: compare their arms with `zeroforge eval` between the runs' best models.
+per-generation oracle figure (its run's set) over minutes.
+
+Head to head (--match-games N, the way for games without an oracle set, Go): for each arm after the first and
+each seed, that arm's best model plays the baseline arm's best model of the same seed a paired match of N games
+(the gate's openings, colours swapped; the game's match search at --sims simulations); the seeds' games are pooled
+into one score with the gate's pair-level interval (shared.stats.evaluate_pairs).
 """
 from __future__ import annotations
 
@@ -300,6 +304,47 @@ def arm_summary(runs: list[RunFigures], arms: list[str], resamples: int = 4000) 
     return out
 
 
+def head_to_head(plan: Plan, runs: list[RunFigures], games: int, simulations: int,
+                 say: Callable[[str], None]) -> dict[str, Any]:
+    """Per arm after the first: its best models against the baseline's, seed by seed (module docstring) ->
+    {"ARM - BASE": {"games", "seeds", "score", "ci_low", "ci_high", "elo", "per_seed": {seed: score}}}."""
+    from shared.config import PipelineConfig, load_config
+    from shared.games import make_game
+    from shared.layout import DataLayout
+    from shared.players.match import paired_game_scores
+    from shared.registry import ModelRegistry
+    from shared.stats import evaluate_pairs
+
+    game = make_game(plan.game)
+    config = load_config(PipelineConfig, plan.game, env=None)
+    search = config.gatekeeper().match_search_config(simulations)
+
+    def model_file(run: RunFigures) -> str:
+        layout = DataLayout(plan.run_dir(Arm(run.arm), run.seed), plan.game)
+        return str(ModelRegistry(layout.registry_dir).get(run.best).path)
+
+    by_key = {(run.arm, run.seed): run for run in runs}
+    base = plan.arms[0].name
+    out: dict[str, Any] = {}
+    for arm in plan.arms[1:]:
+        pooled, per_seed = [], {}
+        for seed in plan.seeds:
+            mine, theirs = by_key.get((arm.name, seed)), by_key.get((base, seed))
+            if mine is None or theirs is None:
+                continue
+            say(f"head to head, seed {seed}: {arm.name} ({mine.best}) against {base} ({theirs.best}), {games} games")
+            scores = paired_game_scores(game, model_file(mine), model_file(theirs), games=games, search=search,
+                                        jobs=config.gate.jobs, seed=seed, opening_seed=config.gate.opening_seed)
+            per_seed[seed] = round(float(np.mean(scores)), 4)
+            pooled.append(scores)
+        if pooled:
+            stats = evaluate_pairs(np.concatenate(pooled))
+            out[f"{arm.name} - {base}"] = {"games": stats.games, "seeds": sorted(per_seed), "score": stats.score,
+                                           "ci_low": stats.ci_low, "ci_high": stats.ci_high, "elo": stats.elo,
+                                           "per_seed": per_seed}
+    return out
+
+
 def _pct(triple: tuple[float, float, float], signed: bool = False) -> str:
     mean, low, high = (100 * v for v in triple)
     if signed:
@@ -308,8 +353,9 @@ def _pct(triple: tuple[float, float, float], signed: bool = False) -> str:
 
 
 def format_report(plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | None, positions: int,
-                  simulations: int) -> str:
-    """The printed report: the runs' table, then (with an oracle set) the arms' rates and differences."""
+                  simulations: int, matches: dict[str, Any] | None = None) -> str:
+    """The printed report: the runs' table, then (with an oracle set) the arms' rates and differences, then the
+    head-to-head matches (with --match-games)."""
     from cli.render import text_table
 
     budget = "as run" if plan.max_hours is None else f"{plan.max_hours:g} h per run"
@@ -335,6 +381,13 @@ def format_report(plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | 
         lines += ["", f"on one oracle set of {positions} positions (outcome kept; 95% bootstrap intervals over "
                   "positions, each arm's runs pooled; differences paired by position, in points):",
                   text_table(["arm", "runs", *[labels[n] for n in names]], rows)]
+    if matches:
+        rows = [[pair, m["games"], f"{m['score']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]", f"{m['elo']:+.0f}",
+                 ", ".join(f"s{seed} {score:.3f}" for seed, score in m["per_seed"].items())]
+                for pair, m in matches.items()]
+        lines += ["", f"head to head (best models of the same seed, paired openings, {simulations} simulations; "
+                  "score of the first arm named, 95% pair-level interval):",
+                  text_table(["match", "games", "score", "Elo", "per seed"], rows)]
     return "\n".join(lines)
 
 
@@ -364,7 +417,7 @@ def plot_curves(runs: list[RunFigures], path: Path) -> Path | None:
 
 
 def write_json(path: Path, plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | None,
-               positions: int, oracle_seed: int, simulations: int) -> None:
+               positions: int, oracle_seed: int, simulations: int, matches: dict[str, Any] | None = None) -> None:
     """OUT/ablation.json: the plan, each run's figures (its per-position hits as 0/1 lists) and the summary."""
     from shared.atomic import atomic_output
 
@@ -375,14 +428,16 @@ def write_json(path: Path, plan: Plan, runs: list[RunFigures], summary: dict[str
         "runs": [{**{k: v for k, v in asdict(run).items() if k != "hits"},
                   "hits": {name: values.astype(int).tolist() for name, values in run.hits.items()}} for run in runs],
         "summary": summary,
+        "head_to_head": matches or {},
     }
     with atomic_output(path) as handle:
         handle.write((json.dumps(payload, indent=1) + "\n").encode())
 
 
-def score(plan: Plan, positions: int, oracle_seed: int, simulations: int,
-          say: Callable[[str], None]) -> tuple[list[RunFigures], dict[str, Any] | None, str]:
-    """Score every run of the plan that has a best model: (runs, arm summary or None without an oracle set, report)."""
+def score(plan: Plan, positions: int, oracle_seed: int, simulations: int, say: Callable[[str], None],
+          match_games: int = 0) -> tuple[list[RunFigures], dict[str, Any] | None, dict[str, Any], str]:
+    """Score every run of the plan that has a best model: (runs, arm summary or None without an oracle set,
+    head-to-head results ({} without match_games), report)."""
     runs = [f for arm, seed in plan.runs() if (f := run_figures(plan, arm, seed)) is not None]
     if not runs:
         raise AblationError(f"no run under {plan.out} has a model yet; run the ablation first (without --no-run)")
@@ -396,5 +451,6 @@ def score(plan: Plan, positions: int, oracle_seed: int, simulations: int,
         for run in runs:
             score_hits(plan, run, oracle, simulations)
         summary = arm_summary(runs, [arm.name for arm in plan.arms])
-    return runs, summary, format_report(plan, runs, summary, positions, simulations)
+    matches = head_to_head(plan, runs, match_games, simulations, say) if match_games else {}
+    return runs, summary, matches, format_report(plan, runs, summary, positions, simulations, matches)
 

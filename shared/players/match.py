@@ -111,9 +111,21 @@ def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search
     are the same as with 1. Returns (A's statistics, seconds). `progress(games done, games in all, A's score so
     far)` is called after each chunk, in the order the chunks finish.
     """
+    start = time.perf_counter()
+    scores = paired_game_scores(game, spec_a, spec_b, games=games, search=search, jobs=jobs, seed=seed,
+                                opening_seed=opening_seed, registry_dir=registry_dir, device=device,
+                                progress=progress, processes=processes)
+    return evaluate_pairs(scores), round(time.perf_counter() - start, 3)
+
+
+def paired_game_scores(game: Game, spec_a: str, spec_b: str, *, games: int, search: SearchConfig, jobs: int,
+                       seed: int, opening_seed: int, registry_dir: Path | None = None, device: str = "cpu",
+                       progress: ProgressFn | None = None, processes: int = 1) -> np.ndarray:
+    """The games of evaluate_players' match (same arguments): A's points per game, [games // 2, 2] float64 in
+    {0, 0.5, 1}, one row per opening (its two games, colours swapped), so the games of several matches can be
+    pooled (concatenated) before shared.stats.evaluate_pairs."""
     check_game_count(games)
     num_openings = games // 2
-    start = time.perf_counter()
     chunks = split_openings(num_openings, jobs)
     kwargs = [dict(search=search, opening_indices=chunk, num_openings=num_openings, opening_seed=opening_seed,
                    seed=seed + i, registry_dir=registry_dir, device=device) for i, chunk in enumerate(chunks)]
@@ -140,5 +152,4 @@ def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    ordered = np.concatenate([scores[i] for i in range(len(chunks))])
-    return evaluate_pairs(ordered), round(time.perf_counter() - start, 3)
+    return np.concatenate([scores[i] for i in range(len(chunks))])

@@ -96,8 +96,12 @@ def test_arms_pool_their_seeds_and_differences_are_paired_by_position() -> None:
     assert diff[0] == pytest.approx(((b & ~base).sum() / 2) / 400)
     assert 0 < diff[1] <= diff[0] <= diff[2]                                 # paired: the noise of base cancels
     assert summary["differences"]["b - a"]["search"] == (0.0, 0.0, 0.0)
-    report = format_report(Plan("connect4", Path("/x"), 0.5, (0, 1), (Arm("a"), Arm("b"))), runs, summary, 400, 16)
+    matches = {"b - a": {"games": 400, "seeds": [0, 1], "score": 0.56, "ci_low": 0.52, "ci_high": 0.6, "elo": 41.9,
+                         "per_seed": {0: 0.58, 1: 0.54}}}
+    report = format_report(Plan("connect4", Path("/x"), 0.5, (0, 1), (Arm("a"), Arm("b"))), runs, summary, 400, 16,
+                           matches)
     assert "a-s0" in report and "b - a" in report and "16 simulations" in report and "budget 0.5 h per run" in report
+    assert "0.560 [0.520, 0.600]  +42  s0 0.580, s1 0.540" in report
 
 
 @pytest.mark.e2e
@@ -106,7 +110,7 @@ def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
     second call runs nothing again and gives the same figures."""
     out = tmp_path / "abl"
     args = ["bench", "ablation", "--game", "tictactoe", "--out", str(out), "--max-hours", "0.005", "--seeds", "0",
-            "--arm", "base", "--arm", "few: search.simulations=4", "--positions", "60",
+            "--arm", "base", "--arm", "few: search.simulations=4", "--positions", "60", "--match-games", "20",
             "--set", "selfplay.games_per_job=16", "--set", "train.steps_per_generation=20",
             "--set", "gate.games=20", "--set", "gate.anchor=none", "--set", "pipeline.oracle_positions=0"]
     first = CliRunner().invoke(main, args)
@@ -118,6 +122,7 @@ def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
     assert all(len(r["hits"]["raw"]) == 60 and r["generations"] >= 1 for r in saved["runs"])
     assert set(saved["summary"]["arms"]) == {"base", "few"} and "few - base" in saved["summary"]["differences"]
     assert "on one oracle set of 60 positions" in first.output
+    assert saved["head_to_head"]["few - base"]["games"] == 20 and "head to head" in first.output
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
     assert "base-s0: finished before" in again.output and "running zeroforge" not in again.output
