@@ -106,9 +106,9 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
     reported = step
     rng = np.random.default_rng([seed, step])
     targets = value_targets(window.z, window.root_value, value_mix)   # [N] float32, side to move
-    # Ownership targets only for a network with an ownership head (the window has them for games with territory).
+    # Ownership targets: loaded with the window only for a network with an ownership head (train_job).
     owner = ({"ownership": window.ownership, "ownership_known": window.ownership_known}
-             if window.ownership is not None and getattr(model, "ownership_conv", None) is not None else {})
+             if window.ownership is not None else {})
     while step < settings.steps:
         batch = sample_batch(game, window.states, window.pi, targets, settings.batch_size, rng, settings.augment,
                              **owner)
@@ -162,13 +162,14 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         out.unlink(missing_ok=True)
         return TrainResult(version=done.version, parent=parent_version, generation=generation, reused=True,
                            **done.training).model_dump(mode="json")
+    parent = registry.verify(parent_version)
+    loaded = load_model(parent.path, device="cpu", expected_game=game)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, game, cfg.train.replay_window_positions,
-                                cfg.train.replay_window_generations, up_to_generation=generation)
+                                cfg.train.replay_window_generations, up_to_generation=generation,
+                                ownership=loaded.spec.ownership)
     if window.states.shape[0] == 0:
         raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
                                 "run self-play for this generation first")
-    parent = registry.verify(parent_version)
-    loaded = load_model(parent.path, device="cpu", expected_game=game)
     new_positions = generation_positions(layout.generation_shards_dir(generation), generation)
     settings = train_settings(cfg.train, new_positions)
     start = time.perf_counter()

@@ -32,8 +32,8 @@ class ReplayWindow:
 
     ownership [N, H*W] int8: the owner of each cell at the end of the row's game seen from the side to move at
     the row (+1 the side to move, -1 its opponent, 0 no one), and ownership_known [N] bool: the row's game was
-    counted out (not resigned) and its shard recorded ownership. Both None when no shard of the window
-    recorded ownership (games without territory).
+    counted out (not resigned) and its shard recorded ownership. Both None unless the load asked for them and
+    a shard of the window recorded ownership (games without territory never do).
 
     shard_names: shards used, newest first, as paths relative to the shards directory.
     bad_shards: damaged shards found (and quarantined) during this load, same naming."""
@@ -130,13 +130,15 @@ def load_replay_window(
     max_positions: int,
     max_generations: int | None = None,
     up_to_generation: int | None = None,
+    ownership: bool = False,
 ) -> ReplayWindow:
     """Load up to `max_positions` newest positions of `game` from the shards under `shards_dir` (recursively).
 
     max_generations: only shards of the newest N generations present. up_to_generation: ignore shards of later
     generations (the trainer of generation G passes G: a later generation's self-play may already be writing
     shards, pipeline.overlap_selfplay). quarantine_dir: where damaged shards go (DataLayout.quarantine_dir in
-    the pipeline).
+    the pipeline). ownership: also load the ownership targets (for a network with an ownership head; they take
+    H*W bytes per position).
     Returns a ReplayWindow (possibly empty: N = 0) with rows oldest first.
     """
     _check_limits(max_positions, max_generations)
@@ -167,8 +169,9 @@ def load_replay_window(
         rows = slice(shard.num_positions - take, shard.num_positions)  # the newest rows of this shard
         pieces.append((shard.states[rows], shard.pi[rows], shard.z[rows], np.full(take, shard.generation, np.int32),
                        shard.moves["root_value"][rows].astype(np.float32)))
-        owners.append(_row_ownership(shard, rows, game.num_cells))
-        has_ownership |= shard.ownership is not None
+        if ownership:
+            owners.append(_row_ownership(shard, rows, game.num_cells))
+            has_ownership |= shard.ownership is not None
         names.append(_relative_name(info.path, shards_dir))
         total += take
     if not pieces:

@@ -79,7 +79,8 @@ def test_the_window_gives_each_row_its_games_owners_from_the_side_to_move(tmp_pa
     shards, quarantine = tmp_path / "shards", tmp_path / "quarantine"
     write_shard(shards, "a-with", go5, go_records, {**BASE_ATTRS, "generation": 1})
     write_shard(shards, "b-without", go5, replace(go_records, ownership=None), {**BASE_ATTRS, "generation": 1})
-    window = load_replay_window(shards, quarantine, go5, max_positions=100_000)
+    assert load_replay_window(shards, quarantine, go5, max_positions=100_000).ownership is None   # not asked for
+    window = load_replay_window(shards, quarantine, go5, max_positions=100_000, ownership=True)
     first = read_shard(shards / "a-with.h5", go5)          # oldest first within a generation: a-with, then b-without
     rows = first.num_positions
     assert window.num_positions == 2 * rows
@@ -94,7 +95,8 @@ def test_the_window_gives_each_row_its_games_owners_from_the_side_to_move(tmp_pa
 
 def test_a_window_of_games_without_territory_has_no_ownership(make_shard, layout, connect4) -> None:
     make_shard(1, "c4", games=2)
-    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=1000)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, connect4, max_positions=1000,
+                                ownership=True)
     assert window.num_positions > 0 and window.ownership is None and window.ownership_known is None
 
 
