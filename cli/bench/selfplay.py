@@ -238,8 +238,8 @@ def format_report(result: dict[str, Any]) -> str:
     rows = [
         ("game / device", f"{result['game']} / {result['device']} ({result['torch_threads']} torch thread(s), "
                           f"{result['precision']})"),
-        ("network", f"{net['blocks']}x{net['channels']} (value hidden {net['value_hidden']}), "
-                    f"{net['parameters']:,} parameters"),
+        ("network", f"{net['blocks']}x{net['channels']} (value hidden {net['value_hidden']}"
+                    f"{', global pooling' if net.get('global_pool') else ''}), {net['parameters']:,} parameters"),
         ("search", f"{result['games']} games x {result['moves']} moves, {result['sims']} sims, "
                    f"{result['leaves_per_step']} leaves per tree per network call"),
         ("forward (batch %d)" % result["forward_batch"], f"{result['forward_positions_per_s']:,.0f} positions/s"),
@@ -268,14 +268,15 @@ def format_report(result: dict[str, Any]) -> str:
     return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
 
 
-def with_spec(settings: BenchSettings, blocks: int | None, channels: int | None) -> BenchSettings:
-    """Apply --blocks/--channels overrides on top of the game's default spec."""
-    if blocks is None and channels is None:
+def with_spec(settings: BenchSettings, blocks: int | None, channels: int | None,
+              global_pool: bool = False) -> BenchSettings:
+    """Apply --blocks/--channels/--global-pool on top of the game's default spec."""
+    if blocks is None and channels is None and not global_pool:
         return settings
     base = settings.spec or default_network_spec(settings.game)
     return replace(settings, spec=NetworkSpec(blocks if blocks is not None else base.blocks,
                                               channels if channels is not None else base.channels,
-                                              base.value_hidden))
+                                              base.value_hidden, global_pool=global_pool or base.global_pool))
 
 
 __all__ = ["BenchSettings", "CountingEvaluator", "format_report", "measure_forward", "run_benchmark",

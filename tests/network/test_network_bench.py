@@ -37,7 +37,13 @@ def test_bench_rejects_unknown_game_and_overrides_spec():
                                  "--json"])
     assert small.exit_code == 0, small.output
     network = json.loads(small.stdout.strip().splitlines()[-1])["network"]
-    assert (network["blocks"], network["channels"]) == (1, 8)
+    assert (network["blocks"], network["channels"]) == (1, 8) and "global_pool" not in network
+    pooled = runner.invoke(main, ["bench", "selfplay", "--game", "go-5x5", "--games", "2", "--sims", "2",
+                                  "--moves", "1", "--blocks", "2", "--channels", "8", "--global-pool",
+                                  "--forward-seconds", "0", "--json"])
+    assert pooled.exit_code == 0, pooled.output
+    assert json.loads(pooled.stdout.strip().splitlines()[-1])["network"]["global_pool"] is True
+    assert "(value hidden 64, global pooling)" in pooled.stdout
 
 
 def test_bench_overlap_both_reports_both_runs_side_by_side():
