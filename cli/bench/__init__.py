@@ -265,7 +265,7 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
               help="One arm: a name and its --set items, e.g. --arm base --arm \"cont: "
                    "pipeline.overlap_selfplay=true\" (repeatable; the first arm is the baseline).")
 @click.option("--seeds", default="0,1", show_default=True, help="Pipeline seeds, one run per arm and seed.")
-@click.option("--max-hours", type=click.FloatRange(0.01, 1000), default=None,
+@click.option("--max-hours", type=click.FloatRange(0, 100_000, min_open=True), default=None,
               help="Wall-clock budget of each run (zeroforge run --max-hours); required unless --no-run.")
 @click.option("--set", "common", multiple=True, metavar="SECTION.FIELD=VALUE",
               help="A setting of every run, before the arm's own (repeatable).")
