@@ -71,7 +71,8 @@ def merge_records(parts: list[SelfPlayRecords]) -> SelfPlayRecords:
         chunks = [getattr(p, f.name) for p in parts]
         if f.name == "game_id":
             chunks = [(c + off).astype(np.int32) for c, off in zip(chunks, offsets)]
-        merged[f.name] = np.concatenate(chunks)
+        # Optional per-game fields (ownership: games with territory only) are None in every part or in none.
+        merged[f.name] = None if any(c is None for c in chunks) else np.concatenate(chunks)
     return SelfPlayRecords(**merged)
 
 

@@ -40,6 +40,10 @@ def test_split_and_merge():
     merged = merge_records(parts)
     assert merged.results.shape == (5,) and sorted(set(merged.game_id.tolist())) == [0, 1, 2, 3, 4]
     np.testing.assert_array_equal(merged.action[merged.game_id >= 2], parts[1].action)
+    assert merged.ownership is None                                   # tic-tac-toe has no territory
+    go = make_game("go-5x5")
+    go_parts = [play_selfplay_games(go, HashEvaluator(go), n, config, np.random.default_rng(n)) for n in (2, 3)]
+    np.testing.assert_array_equal(merge_records(go_parts).ownership, np.concatenate([p.ownership for p in go_parts]))
 
 
 @pytest.mark.parametrize("parallel", [1, 2])
