@@ -10,7 +10,6 @@ no figures. Every failure is logged in one line and never fails the generation.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from flows.naming import artifact_key
 from shared.config import PipelineConfig
 from shared.games import family_of, make_game
 from shared.games.base import Game
-from shared.games.oracle_set import OracleSet, load_oracle_set, save_oracle_set
+from shared.games.oracle_set import OracleSet, cached_oracle_set
 from shared.layout import DataLayout
 from shared.registry import ModelRegistry
 
@@ -32,13 +31,10 @@ def run_oracle_set(config: PipelineConfig, layout: DataLayout, game: Game, logge
     build = family_of(game).oracle_set
     if positions <= 0 or build is None:
         return None
-    path = layout.oracle_set_path(positions)
-    if path.exists():
-        return load_oracle_set(path, game)
-    started = time.monotonic()
-    oracle = build(game, positions, config.pipeline.seed)
-    save_oracle_set(path, oracle)
-    logger.info("oracle set of %s built in %.1f s: %s", game.name, time.monotonic() - started, oracle.source)
+    oracle, seconds = cached_oracle_set(layout.oracle_set_path(positions), game, build, positions,
+                                        config.pipeline.seed)
+    if seconds is not None:
+        logger.info("oracle set of %s built in %.1f s: %s", game.name, seconds, oracle.source)
     return oracle
 
 

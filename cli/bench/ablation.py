@@ -216,51 +216,50 @@ class RunFigures:
     last_anchor: float | None
     curve: list[dict[str, float | None]] = field(default_factory=list)
     hits: dict[str, np.ndarray] = field(default_factory=dict)
+    best_path: str = ""           # the best model's file
 
 
 def run_figures(plan: Plan, arm: Arm, seed: int) -> RunFigures | None:
     """The figures of (arm, seed) from its data directory (None when it has no best model yet)."""
-    from shared.curves.metrics import read_metrics
+    from shared.curves.metrics import WORKER_ROLES, read_metrics
     from shared.layout import DataLayout
     from shared.registry import ModelRegistry
 
     layout = DataLayout(plan.run_dir(arm, seed), plan.game)
-    if not layout.registry_dir.exists() or ModelRegistry(layout.registry_dir).best() is None:
+    best = ModelRegistry(layout.registry_dir).best() if layout.registry_dir.exists() else None
+    if best is None:
         return None
     records = read_metrics(layout.metrics_path)
     seconds = [r.generation_seconds or 0.0 for r in records]
-    workers = [(r.worker_selfplay_s, sum(getattr(r, f"worker_{role}_s") or 0.0
-                                         for role in ("selfplay", "train", "gate", "anchor", "idle")))
+    workers = [(r.worker_selfplay_s, sum(getattr(r, f"worker_{role}_s") or 0.0 for role in WORKER_ROLES))
                for r in records if r.worker_selfplay_s is not None]
     total_worker = sum(total for _, total in workers)
     anchors = [r.anchor_score for r in records if r.anchor_score is not None]
     elapsed = np.cumsum(seconds) / 60 if seconds else np.zeros(0)
     curve = [{"generation": r.generation, "minutes": round(float(m), 2), "raw": r.oracle_raw,
               "search": r.oracle_search} for r, m in zip(records, elapsed)]
-    return RunFigures(arm.name, seed, ModelRegistry(layout.registry_dir).best().version, len(records),
+    return RunFigures(arm.name, seed, best.version, len(records),
                       round(float(elapsed[-1]) if len(elapsed) else 0.0, 1), sum(r.promoted for r in records),
                       sum(s for s, _ in workers) / total_worker if total_worker else None,
-                      anchors[-1] if anchors else None, curve)
+                      anchors[-1] if anchors else None, curve, best_path=str(best.path))
 
 
 def ablation_oracle_set(plan: Plan, positions: int, seed: int, say: Callable[[str], None]):
     """The oracle set all runs are scored on: OUT/oracle-POSITIONS-sSEED.npz, built on first use; None when the game's
     family has no exact labels."""
     from shared.games import family_of, make_game
-    from shared.games.oracle_set import load_oracle_set, save_oracle_set
+    from shared.games.oracle_set import cached_oracle_set
 
     game = make_game(plan.game)
     build = family_of(game).oracle_set
     if build is None or positions == 0:
         return None
     path = plan.out / f"oracle-{positions}-s{seed}.npz"
-    if path.exists():
-        return load_oracle_set(path, game)
-    say(f"building the oracle set: {positions} positions of {plan.game}, seed {seed} ...")
-    started = time.monotonic()
-    oracle = build(game, positions, seed)
-    save_oracle_set(path, oracle)
-    say(f"oracle set built in {time.monotonic() - started:.0f} s: {oracle.source}")
+    if not path.exists():
+        say(f"building the oracle set: {positions} positions of {plan.game}, seed {seed} ...")
+    oracle, seconds = cached_oracle_set(path, game, build, positions, seed)
+    if seconds is not None:
+        say(f"oracle set built in {seconds:.0f} s: {oracle.source}")
     return oracle
 
 
@@ -268,15 +267,12 @@ def score_hits(plan: Plan, figures: RunFigures, oracle, simulations: int) -> Non
     """Fill figures.hits with the best model's oracle hits ({"raw", "search", ...} -> [N] bool)."""
     from shared.config import PipelineConfig, load_config
     from shared.games import make_game
-    from shared.layout import DataLayout
     from shared.players.analysis import load_network_evaluator
     from shared.players.oracle import oracle_hits
-    from shared.registry import ModelRegistry
 
     game = make_game(plan.game)
     search = load_config(PipelineConfig, plan.game, env=None).gatekeeper().match_search_config(simulations)
-    registry = ModelRegistry(DataLayout(plan.run_dir(Arm(figures.arm), figures.seed), plan.game).registry_dir)
-    evaluate = load_network_evaluator(Path(registry.get(figures.best).path), game)
+    evaluate = load_network_evaluator(Path(figures.best_path), game)
     figures.hits = oracle_hits(game, evaluate, oracle, search, seed=0)
 
 
@@ -310,18 +306,12 @@ def head_to_head(plan: Plan, runs: list[RunFigures], games: int, simulations: in
     {"ARM - BASE": {"games", "seeds", "score", "ci_low", "ci_high", "elo", "per_seed": {seed: score}}}."""
     from shared.config import PipelineConfig, load_config
     from shared.games import make_game
-    from shared.layout import DataLayout
     from shared.players.match import paired_game_scores
-    from shared.registry import ModelRegistry
     from shared.stats import evaluate_pairs
 
     game = make_game(plan.game)
     config = load_config(PipelineConfig, plan.game, env=None)
     search = config.gatekeeper().match_search_config(simulations)
-
-    def model_file(run: RunFigures) -> str:
-        layout = DataLayout(plan.run_dir(Arm(run.arm), run.seed), plan.game)
-        return str(ModelRegistry(layout.registry_dir).get(run.best).path)
 
     by_key = {(run.arm, run.seed): run for run in runs}
     base = plan.arms[0].name
@@ -333,7 +323,7 @@ def head_to_head(plan: Plan, runs: list[RunFigures], games: int, simulations: in
             if mine is None or theirs is None:
                 continue
             say(f"head to head, seed {seed}: {arm.name} ({mine.best}) against {base} ({theirs.best}), {games} games")
-            scores = paired_game_scores(game, model_file(mine), model_file(theirs), games=games, search=search,
+            scores = paired_game_scores(game, mine.best_path, theirs.best_path, games=games, search=search,
                                         jobs=config.gate.jobs, seed=seed, opening_seed=config.gate.opening_seed)
             per_seed[seed] = round(float(np.mean(scores)), 4)
             pooled.append(scores)

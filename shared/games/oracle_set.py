@@ -10,6 +10,7 @@ positions.
 from __future__ import annotations
 
 import io
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,17 @@ def save_oracle_set(path: Path, oracle: OracleSet) -> None:
     np.savez_compressed(buffer, **arrays)
     with atomic_output(path) as handle:
         handle.write(buffer.getvalue())
+
+
+def cached_oracle_set(path: Path, game: Game, build, count: int, seed: int) -> tuple[OracleSet, float | None]:
+    """The set saved at `path`, else `build(game, count, seed)` (a family's oracle_set hook) saved there:
+    (set, seconds the build took, None when it was loaded)."""
+    if path.exists():
+        return load_oracle_set(path, game), None
+    started = time.monotonic()
+    oracle = build(game, count, seed)
+    save_oracle_set(path, oracle)
+    return oracle, time.monotonic() - started
 
 
 def load_oracle_set(path: Path, game: Game) -> OracleSet:
