@@ -4,6 +4,7 @@
     zeroforge bench shared --game connect4 --games 64 --processes 2   (one network for N search processes)
     zeroforge bench tactics --game connect4 --sims 200 --positions 500  (solved outcomes kept: shared.players.tactics)
     zeroforge bench tactics --game othello --empties 10-16               (solved endgames)
+    zeroforge bench oracle --game connect4 --model shipped --model best  (raw policy on exact labels, paired)
     zeroforge bench ablation --game connect4 --out DIR --max-hours 0.5 --seeds 0,1 --arm base --arm "b: KEY=VALUE"
                                                                          (same-budget runs, scored on exact labels)
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -166,6 +168,65 @@ def shared(game_name: str, games: int, sims: int, moves: int, processes: int, bl
         click.echo(json.dumps(report, sort_keys=True))
 
 
+def _network_models(game, model_texts: tuple[str, ...], registry_dir: Path, device: str) -> list[tuple[str, Any]]:
+    """(label, evaluator) per --model (the registry's best, else the shipped model, when none is given); each
+    resolution's note (e.g. best falling back to shipped) on stderr."""
+    from shared.players.analysis import choose_model, load_network_evaluator
+
+    models = []
+    for text in model_texts or (None,):
+        model = choose_model(game, text, registry_dir)
+        if model.note:
+            click.echo(f"note: {model.note}", err=True)
+        models.append((model.label, load_network_evaluator(model.path, game, device)))
+    return models
+
+
+@bench.command("oracle")
+@game_option
+@click.option("--model", "model_texts", multiple=True, metavar="MODEL",
+              help="best, shipped, a registry version (e.g. 000012) or a model file; repeat it to compare models "
+                   "position by position, each with the first [default: the registry's best if there is one, else "
+                   "the shipped model].")
+@click.option("--positions", type=click.IntRange(1, 100_000), default=400, show_default=True,
+              help="Labelled positions of the set (when it is built, not loaded from --set-file).")
+@click.option("--seed", type=click.IntRange(0, 2**31), default=1000, show_default=True,
+              help="Seed the set is drawn with (choose one no run trained with, so no run saw its openings).")
+@click.option("--sims", type=click.IntRange(1, 100_000), default=16, show_default=True,
+              help="Simulations of the small search scored next to the raw policy (the match search, no root "
+                   "solver).")
+@click.option("--set-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Oracle set file (.npz): scored on when it exists (a run's reports/oracle-set-N.npz, an "
+                   "ablation's oracle-N-sS.npz), else built with --positions and --seed and saved there.")
+@config_file_option
+@data_dir_option
+@device_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
+def oracle(game_name: str, model_texts: tuple[str, ...], positions: int, seed: int, sims: int,
+           set_file: Path | None, config_file: Path | None, data_dir: Path | None, device: str,
+           as_json: bool) -> None:
+    """Score models on one exact-label oracle set: how often each one's raw policy (no search) and its small
+    search keep the solved outcome (and play an optimal move, where the labels have exact scores), 95% Wilson
+    intervals, and each model after the first compared with the first position by position (paired, 95% bootstrap
+    intervals). The labels: Connect Four's solver on positions from strong play, Othello's exact endgame solver,
+    tic-tac-toe's minimax, Gomoku's win-in-1, must-block, VCF and VCF-defence positions. Go has none."""
+    from cli.bench.oracle import OracleBenchError, format_oracle_report, oracle_set_for
+    from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
+    from shared.players.oracle import compare_on_oracle
+
+    device = checked_device(device)
+    with user_errors():
+        game, registry_dir = game_and_registry(game_name, data_dir)
+        search = game_config(game.name, config_file).match_search_config(sims)
+        models = _network_models(game, model_texts, registry_dir, device)
+        try:
+            oracle_set = oracle_set_for(game, positions, seed, set_file, lambda line: click.echo(line, err=True))
+        except OracleBenchError as exc:
+            fail(exc)
+        report = compare_on_oracle(game, models, oracle_set, search, seed=seed)
+    click.echo(json.dumps(report, sort_keys=True) if as_json else format_oracle_report(report))
+
+
 @bench.command("tactics")
 @game_option
 @click.option("--model", "model_texts", multiple=True, metavar="MODEL",
@@ -206,7 +267,6 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
     from shared.players.tactics import line_tactics, solved_tactics, vcf_tactics
     from shared.games.inarow import InARowGame
     from cli.play_common import checked_device, fail, game_and_registry, game_config, user_errors
-    from shared.players.analysis import choose_model, load_network_evaluator
     from shared.games import family_of
 
     device = checked_device(device)
@@ -225,12 +285,7 @@ def tactics(game_name: str, model_texts: tuple[str, ...], sims: int, positions: 
         else:
             span = _span_option("--plies", plies, 0, 40, "ply counts", "a Connect Four game has at most 42 plies")
         search = game_config(game.name, config_file).match_search_config(sims)
-        models = []
-        for text in model_texts or (None,):
-            model = choose_model(game, text, registry_dir)
-            if model.note:
-                click.echo(f"note: {model.note}", err=True)
-            models.append((model.label, load_network_evaluator(model.path, game, device)))
+        models = _network_models(game, model_texts, registry_dir, device)
         if solved:
             report = solved_tactics(game, models, search, positions=positions, seed=seed, span=span,
                                     max_nodes=max_nodes)

@@ -247,20 +247,13 @@ def run_figures(plan: Plan, arm: Arm, seed: int) -> RunFigures | None:
 def ablation_oracle_set(plan: Plan, positions: int, seed: int, say: Callable[[str], None]):
     """The oracle set all runs are scored on: OUT/oracle-POSITIONS-sSEED.npz, built on first use; None when the game's
     family has no exact labels."""
+    from cli.bench.oracle import oracle_set_for
     from shared.games import family_of, make_game
-    from shared.games.oracle_set import cached_oracle_set
 
     game = make_game(plan.game)
-    build = family_of(game).oracle_set
-    if build is None or positions == 0:
+    if family_of(game).oracle_set is None or positions == 0:
         return None
-    path = plan.out / f"oracle-{positions}-s{seed}.npz"
-    if not path.exists():
-        say(f"building the oracle set: {positions} positions of {plan.game}, seed {seed} ...")
-    oracle, seconds = cached_oracle_set(path, game, build, positions, seed)
-    if seconds is not None:
-        say(f"oracle set built in {seconds:.0f} s: {oracle.source}")
-    return oracle
+    return oracle_set_for(game, positions, seed, plan.out / f"oracle-{positions}-s{seed}.npz", say)
 
 
 def score_hits(plan: Plan, figures: RunFigures, oracle, simulations: int) -> None:

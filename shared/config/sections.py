@@ -175,6 +175,12 @@ class SelfPlaySection(Section):
         description='Simulations of a fast search, <= search.simulations ("none" = search.simulations // 4, '
         'at least 1).',
     )
+    solved_policy_target: bool = Field(
+        default=False,
+        description="Record the training policy with the MCTS-solver's proofs applied: all of it on proven winning "
+        "moves where there are some, none on proven losing moves while another move is not proven lost (needs "
+        "search.solver; the moves played do not change).",
+    )
 
 
 class TrainSection(Section):

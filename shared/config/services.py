@@ -51,7 +51,7 @@ class SelfPlayServiceConfig(ServiceConfig):
 
     @model_validator(mode="after")
     def _fast_search_fits(self) -> SelfPlayServiceConfig:
-        _check_fast_simulations(self.search, self.selfplay)
+        _check_selfplay(self.search, self.selfplay)
         return self
 
     def selfplay_config(self) -> Any:
@@ -65,6 +65,7 @@ class SelfPlayServiceConfig(ServiceConfig):
             resign_disabled_fraction=self.selfplay.resign_disabled_fraction,
             full_search_fraction=self.selfplay.full_search_fraction,
             fast_simulations=self.selfplay.fast_simulations,
+            solved_policy_target=self.selfplay.solved_policy_target,
         )
 
 
@@ -76,10 +77,14 @@ class TrainerConfig(ServiceConfig):
     pipeline: PipelineSection
 
 
-def _check_fast_simulations(search: SearchSection, selfplay: SelfPlaySection) -> None:
+def _check_selfplay(search: SearchSection, selfplay: SelfPlaySection) -> None:
+    """The [selfplay] options that depend on [search]: ValueError saying what to change."""
     if selfplay.fast_simulations is not None and selfplay.fast_simulations > search.simulations:
         raise ValueError(f"selfplay.fast_simulations ({selfplay.fast_simulations}) must be <= search.simulations "
                          f"({search.simulations}); lower it or leave it unset (simulations // 4)")
+    if selfplay.solved_policy_target and not search.solver:
+        raise ValueError("selfplay.solved_policy_target needs the solver's proofs: set search.solver = true, or "
+                         "leave solved_policy_target off")
 
 
 def _check_anchor_for_game(game: GameSection, gate: GateSection) -> None:
@@ -128,7 +133,7 @@ class PipelineConfig(ServiceConfig):
     @model_validator(mode="after")
     def _anchor_fits_game(self) -> PipelineConfig:
         _check_anchor_for_game(self.game, self.gate)
-        _check_fast_simulations(self.search, self.selfplay)
+        _check_selfplay(self.search, self.selfplay)
         return self
 
     def service_config(self, cls: type[ServiceConfigT]) -> ServiceConfigT:

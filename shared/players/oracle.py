@@ -85,21 +85,55 @@ def oracle_hits(game: Game, evaluate: Evaluator, oracle: OracleSet, search: Sear
     return hits
 
 
+def figures_of_hits(game: Game, oracle: OracleSet, hits: dict[str, np.ndarray], simulations: int,
+                    seconds: float) -> OracleFigures:
+    """OracleFigures from oracle_hits' {"raw", "search"[, "raw_optimal", "search_optimal"]} -> [N] bool on
+    `oracle`, measured with `simulations` in `seconds`."""
+    def figure(name: str) -> Rate | None:
+        return rate(int(hits[name].sum()), int(hits[name].size)) if name in hits else None
+
+    return OracleFigures(
+        positions=len(oracle), simulations=simulations, raw=figure("raw"), search=figure("search"),
+        raw_optimal=figure("raw_optimal"), search_optimal=figure("search_optimal"),
+        random_move=random_move_rate(oracle.keeps, game.legal_mask(oracle.states)), seconds=round(seconds, 3))
+
+
 def measure_oracle(game: Game, evaluate: Evaluator, oracle: OracleSet, search: SearchConfig,
                    seed: int = 0) -> OracleFigures:
     """Score `evaluate`'s raw policy and its search (`search`, e.g. the match search at 16 simulations) on
     `oracle` (module docstring)."""
     started = time.perf_counter()
     hits = oracle_hits(game, evaluate, oracle, search, seed)
+    return figures_of_hits(game, oracle, hits, search.num_simulations, time.perf_counter() - started)
 
-    def figure(name: str) -> Rate | None:
-        return rate(int(hits[name].sum()), int(hits[name].size)) if name in hits else None
 
-    return OracleFigures(
-        positions=len(oracle), simulations=search.num_simulations, raw=figure("raw"), search=figure("search"),
-        raw_optimal=figure("raw_optimal"), search_optimal=figure("search_optimal"),
-        random_move=random_move_rate(oracle.keeps, game.legal_mask(oracle.states)),
-        seconds=round(time.perf_counter() - started, 3))
+def compare_on_oracle(game: Game, models: list[tuple[str, Evaluator]], oracle: OracleSet, search: SearchConfig,
+                      seed: int = 0, resamples: int = 4000) -> dict[str, Any]:
+    """Several networks scored on the same oracle set, and each after the first compared with the first position
+    by position. models: (label, evaluator) pairs, at least one. Returns a JSON-ready dict: "positions",
+    "simulations", "source", "models" (per model its label and OracleFigures.to_dict(), with 95% Wilson
+    intervals) and "differences" (per model after the first: its label, the first's, and per figure the paired
+    difference of hit rates (mean, low, high) with a 95% bootstrap interval over positions,
+    shared.stats.bootstrap_mean)."""
+    from shared.stats import bootstrap_mean
+
+    if not models:
+        raise ValueError("compare_on_oracle needs at least one model")
+    scored = []
+    for label, evaluate in models:
+        started = time.perf_counter()
+        hits = oracle_hits(game, evaluate, oracle, search, seed)
+        figures = figures_of_hits(game, oracle, hits, search.num_simulations, time.perf_counter() - started)
+        scored.append((label, hits, figures))
+    base_label, base_hits, _ = scored[0]
+    differences = [{"model": label, "baseline": base_label,
+                    **{name: list(bootstrap_mean(hits[name].astype(np.float64) - base_hits[name],
+                                                 resamples=resamples))
+                       for name in hits}}
+                   for label, hits, _ in scored[1:]]
+    return {"game": game.name, "positions": len(oracle), "simulations": search.num_simulations,
+            "source": oracle.source, "models": [{"model": label, **figures.to_dict()} for label, _, figures in scored],
+            "differences": differences}
 
 
 def oracle_line_of(figures: dict[str, Any]) -> str:

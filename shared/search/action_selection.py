@@ -1,6 +1,6 @@
 """Choosing moves: from a search's visit counts (`select_actions`: temperature sampling, ties at random), from a
 whole search result (`choose_moves`: proven wins first, proven losses avoided), and among the best scores of any
-move ranking (`pick_among_best`)."""
+move ranking (`pick_among_best`); and the training policy with the solver's proofs applied (`solved_policy`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -93,3 +93,31 @@ def choose_moves(result: SearchResult, temperature: float | np.ndarray, rng: np.
     lost_rows = ~win_rows & ~avoid_rows & loses_at_once.any(axis=1) & resist.any(axis=1)
     weights[lost_rows] = np.where(resist[lost_rows], visits[lost_rows] + 1.0, 0.0)
     return select_actions(weights, temps, rng)
+
+
+def solved_policy(result: SearchResult) -> np.ndarray:
+    """The search's training policy with the MCTS-solver's proofs applied, as choose_moves applies them to the move:
+    result [B rows] -> [B, A] float32, each row summing to 1 where result.policy's does.
+
+    Per row: where some move is proven to win, the policy's mass on the proven wins only (uniform over them when
+    the search put none there); else, where some moves are proven to lose and another legal move is not, the mass
+    on the moves not proven lost (uniform over them when the search put none there); else (no proofs, or every
+    move proven lost) result.policy unchanged. Legal moves are those with a prior or a visit (result.prior is 0
+    for illegal moves). A row with no mass at all (no visits) is left as it is.
+    """
+    policy = np.asarray(result.policy, np.float32)
+    proven = np.asarray(result.proven)
+    if not proven.any():
+        return policy.copy()
+    legal = (np.asarray(result.prior) > 0) | (np.asarray(result.visits) > 0)
+    wins = proven == 1
+    win_rows = wins.any(axis=1)
+    safe = legal & (proven != -1)
+    keep = np.where(win_rows[:, None], wins, safe)                        # [B, A] the moves that keep mass
+    avoid_rows = ~win_rows & ((proven == -1) & legal).any(axis=1) & safe.any(axis=1)
+    rows = (win_rows | avoid_rows) & (policy.sum(axis=1) > 0)
+    kept = np.where(keep, policy, 0.0)
+    mass = kept.sum(axis=1, keepdims=True)
+    kept = np.where(mass > 0, kept, keep.astype(np.float32))              # no mass on them: uniform over them
+    kept = kept / kept.sum(axis=1, keepdims=True).clip(min=1e-30)
+    return np.where(rows[:, None], kept, policy).astype(np.float32)

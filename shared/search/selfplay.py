@@ -24,6 +24,11 @@ search (fast_simulations, no noise) picks the move, which is played but not reco
 (the full subset, then the fast subset of the trees). Recorded rows keep their true ply as move_number, so a
 game's rows may skip plies (`game_lengths` counts rows, `plies` counts moves played).
 
+Solved policy targets (SelfPlayConfig.solved_policy_target): the recorded pi is the search's policy with the
+MCTS-solver's proofs applied (shared.search.action_selection.solved_policy): all of it on the proven winning moves
+where there are some, none on proven losing moves while another move is not proven lost. The moves played are the
+same either way (choose_moves already applies the proofs); only the training target changes.
+
 With every option off (no resign threshold, p = 1) no extra random numbers are drawn: the games are exactly
 those of the plain loop for the same seed.
 
@@ -46,7 +51,7 @@ import numpy as np
 
 from shared.games.base import F_PLAYER, F_WINNER, Game
 from shared.search.errors import SearchError
-from shared.search.action_selection import choose_moves
+from shared.search.action_selection import choose_moves, solved_policy
 from shared.search.mcts import BatchedMCTS
 from shared.search.types import Evaluator, SearchConfig, SearchResult
 
@@ -64,6 +69,7 @@ class SelfPlayConfig:
     resign_disabled_fraction: float = 0.1   # share of games that never resign (false-resignation measurement)
     full_search_fraction: float = 1.0       # playout caps: P(full, recorded search) per move; 1.0 = always
     fast_simulations: int | None = None     # simulations of a fast search (None = num_simulations // 4, min 1)
+    solved_policy_target: bool = False      # record the policy with the solver's proofs applied (solved_policy)
 
     def __post_init__(self) -> None:
         problems = []
@@ -308,7 +314,8 @@ def _play_move(game: Game, mcts: BatchedMCTS, games: np.ndarray, active: np.ndar
     to_move = states[idx, game.num_cells + F_PLAYER]
     resign = _resignations(config, track, idx, result, to_move)
     keep, play = full & ~resign, ~resign
-    _record_rows(rows, idx[keep], states[idx[keep]], result.visits[keep], result.policy[keep], actions[keep],
+    policy = solved_policy(result) if config.solved_policy_target else result.policy
+    _record_rows(rows, idx[keep], states[idx[keep]], result.visits[keep], policy[keep], actions[keep],
                  result.root_value[keep], plies[idx[keep]])
     mcts.advance(actions[play], slots=local[play])
     moved = idx[play]

@@ -8,7 +8,7 @@ import pytest
 from shared.curves import GenerationMetrics, append_metrics, read_metrics
 from shared.games import family_of, make_game
 from shared.games.oracle_set import OracleSet, load_oracle_set, save_oracle_set
-from shared.players.oracle import hit_rate, measure_oracle, oracle_line_of, random_move_rate
+from shared.players.oracle import compare_on_oracle, hit_rate, measure_oracle, oracle_line_of, random_move_rate
 from shared.search.types import SearchConfig
 
 
@@ -49,6 +49,38 @@ def test_a_network_that_knows_the_labels_scores_100_percent():
     assert figures.raw.rate == 1.0 and figures.raw_optimal.rate == 1.0 and figures.positions == 60
     assert figures.search.total == figures.search_optimal.total == 60 and 0.0 < figures.random_move < 1.0
     assert "optimal move: raw 100.0%" in oracle_line_of(figures.to_dict())
+
+
+def test_compare_on_oracle_pairs_each_model_with_the_first_position_by_position():
+    from shared.games.tictactoe.minimax import move_values
+
+    game = make_game("tictactoe")
+    oracle = family_of(game).oracle_set(game, 80, 2)
+
+    def perfect(states):                   # the exact move scores as logits: keeps every outcome
+        scores = move_values(game, states, scored=True)
+        return np.where(np.isfinite(scores), scores, -20.0).astype(np.float32), np.zeros(len(states), np.float32)
+
+    def worst(states):                     # the negated scores: picks a losing or drawing move where one exists
+        logits, values = perfect(states)
+        return np.where(game.legal_mask(states), -logits, -20.0).astype(np.float32), values
+
+    report = compare_on_oracle(game, [("perfect", perfect), ("worst", worst), ("again", perfect)], oracle,
+                               SearchConfig(num_simulations=2), resamples=500)
+    assert [m["model"] for m in report["models"]] == ["perfect", "worst", "again"]
+    assert report["positions"] == 80 and report["simulations"] == 2 and report["source"] == oracle.source
+    assert report["models"][0]["raw"]["rate"] == 1.0
+    worst_raw = report["models"][1]["raw"]
+    # the worst move keeps the outcome only where every legal move does
+    every_move_keeps = (oracle.keeps | ~game.legal_mask(oracle.states)).all(axis=1)
+    assert worst_raw["hits"] == int(every_move_keeps.sum()) < 80
+    versus_worst, versus_itself = report["differences"]
+    assert (versus_worst["model"], versus_worst["baseline"]) == ("worst", "perfect")
+    mean, low, high = versus_worst["raw"]
+    assert mean == pytest.approx(worst_raw["rate"] - 1.0) and low <= mean <= high < 0
+    assert versus_itself["raw"] == [0.0, 0.0, 0.0] and set(versus_itself) >= {"raw_optimal", "search_optimal"}
+    with pytest.raises(ValueError, match="at least one model"):
+        compare_on_oracle(game, [], oracle, SearchConfig(num_simulations=2))
 
 
 def test_tictactoe_set_is_exhaustive_deterministic_and_agrees_with_minimax():

@@ -161,6 +161,9 @@ def test_none_strings_and_optional_fields():
         ({"selfplay.full_search_fraction": 0.0}, r"selfplay\.full_search_fraction: must be > 0"),
         ({"selfplay.fast_simulations": 65}, r"selfplay\.fast_simulations \(65\) must be <= search\.simulations \(64\)"),
         ({"selfplay.fast_simulations": 64, "selfplay.full_search_fraction": 0.25}, None),
+        ({"selfplay.solved_policy_target": True, "search.solver": False},
+         r"selfplay\.solved_policy_target needs the solver's proofs: set search\.solver = true"),
+        ({"selfplay.solved_policy_target": True, "search.solver": True}, None),
         ({"train.value_target_mix": 1.5}, r"train\.value_target_mix: must be <= 1"),
         ({"train.samples_per_position": 0}, r"train\.samples_per_position: must be > 0"),
         ({"train.samples_per_position": 2, "train.min_steps": 1501}, r"min_steps \(1501\) must be <= steps_per_generation"),
@@ -248,9 +251,9 @@ def test_only_go_resigns_by_default_and_selfplay_config_carries_the_options():
         assert load_config(PipelineConfig, name, env=None).selfplay.resign_threshold is None
     cfg = load_config(PipelineConfig, "connect4", env=None, overrides={
         "selfplay.resign_threshold": -0.8, "selfplay.resign_disabled_fraction": 0.2,
-        "selfplay.full_search_fraction": 0.25, "selfplay.fast_simulations": 10})
+        "selfplay.full_search_fraction": 0.25, "selfplay.fast_simulations": 10, "selfplay.solved_policy_target": True})
     sp = cfg.selfplay_service().selfplay_config()
-    assert (sp.resign_threshold, sp.resign_disabled_fraction, sp.full_search_fraction, sp.fast_simulations) == (
-        -0.8, 0.2, 0.25, 10)
+    assert (sp.resign_threshold, sp.resign_disabled_fraction, sp.full_search_fraction, sp.fast_simulations,
+            sp.solved_policy_target) == (-0.8, 0.2, 0.25, 10, True)
     assert load_config(PipelineConfig, "connect4", env=None).selfplay_service().selfplay_config() \
         .fast_search_simulations == 16                              # 64 // 4
