@@ -1,12 +1,15 @@
 """`zeroforge play` driven through stdin, and cli.play_session."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cli.play import play
 from shared.players.analysis import load_network_evaluator
 from shared.search import SearchConfig
 from shared.games import GameError, make_game
+from shared.layout import shipped_model_path
 from cli.play_session import PlaySession
 from tests.cli.conftest import one_line_error
 
@@ -51,7 +54,9 @@ def test_banner_names_the_model(runner, tiny_models, tictactoe_registry):
     result = runner.invoke(play, ["--game", "connect4", "--sims", "4", "--data-dir", str(tictactoe_registry)],
                            input="quit\n")
     assert "'best' plays the shipped connect4 model" in result.stdout
-    assert "against the shipped connect4 model (40 generations, 10,240 self-play games" in result.stdout
+    record = json.loads(shipped_model_path("connect4").with_suffix(".json").read_text())
+    assert (f"against the shipped connect4 model ({record['generations']} generations, "
+            f"{record['selfplay_games']:,} self-play games") in result.stdout
 
 
 def test_winning_line_one_end_message_and_saved_sgf(runner, tiny_models, tmp_path):
