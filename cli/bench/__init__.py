@@ -198,13 +198,17 @@ def _network_models(game, model_texts: tuple[str, ...], registry_dir: Path, devi
 @click.option("--set-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Oracle set file (.npz): scored on when it exists (a run's reports/oracle-set-N.npz, an "
                    "ablation's oracle-N-sS.npz), else built with --positions and --seed and saved there.")
+@click.option("--from-shards", type=click.Path(path_type=Path), default=None, metavar="PATH",
+              help="Build the set from the self-play positions of these shards (a run's shards directory, one "
+                   "generation's, or a shard file), labelled as the game's own set is: how well the models know the "
+                   "run's own games. Connect Four, Othello and tic-tac-toe.")
 @config_file_option
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
 def oracle(game_name: str, model_texts: tuple[str, ...], positions: int, seed: int, sims: int,
-           set_file: Path | None, config_file: Path | None, data_dir: Path | None, device: str,
-           as_json: bool) -> None:
+           set_file: Path | None, from_shards: Path | None, config_file: Path | None, data_dir: Path | None,
+           device: str, as_json: bool) -> None:
     """Score models on one exact-label oracle set: how often each one's raw policy (no search) and its small
     search keep the solved outcome (and play an optimal move, where the labels have exact scores), 95% Wilson
     intervals, and each model after the first compared with the first position by position (paired, 95% bootstrap
@@ -220,7 +224,8 @@ def oracle(game_name: str, model_texts: tuple[str, ...], positions: int, seed: i
         search = game_config(game.name, config_file).match_search_config(sims)
         models = _network_models(game, model_texts, registry_dir, device)
         try:
-            oracle_set = oracle_set_for(game, positions, seed, set_file, lambda line: click.echo(line, err=True))
+            oracle_set = oracle_set_for(game, positions, seed, set_file, lambda line: click.echo(line, err=True),
+                                        from_shards)
         except OracleBenchError as exc:
             fail(exc)
         report = compare_on_oracle(game, models, oracle_set, search, seed=seed)

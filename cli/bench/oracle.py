@@ -4,10 +4,13 @@ model, or any versions, position by position.
 
     zeroforge bench oracle --game connect4 --model shipped --model best --positions 400 --seed 1000
     zeroforge bench oracle --game connect4 --model best --set-file DATA/games/connect4/reports/oracle-set-200.npz
+    zeroforge bench oracle --game connect4 --model best --from-shards DATA/games/connect4/shards/gen-000030
 
 The set comes from the game family's builder (the same positions for the same --positions and --seed), or from
 --set-file: loaded when the file exists (a run's own set, an ablation's), else built and saved there for the next
-call.
+call. With --from-shards the positions are a run's own self-play positions, labelled the same way: a network that
+keeps the outcome far more often there than on the builder's positions knows its own games better than the positions
+other players reach.
 """
 from __future__ import annotations
 
@@ -22,15 +25,22 @@ class OracleBenchError(ValueError):
     what to do."""
 
 
-def oracle_set_for(game: Game, positions: int, seed: int, set_file: Path | None, say: Callable[[str], None]):
+def oracle_set_for(game: Game, positions: int, seed: int, set_file: Path | None, say: Callable[[str], None],
+                   from_shards: Path | None = None):
     """The OracleSet to score on: set_file's when it exists (its own positions; `positions` and `seed` unused),
-    else the family's builder's (`positions` positions drawn with `seed`), saved to set_file when given.
-    OracleBenchError when the game's family has no exact labels or set_file does not hold a set of `game`."""
+    else up to `positions` labelled positions drawn with `seed`: by the family's builder, or from the self-play
+    positions of the shards under `from_shards` (a shard file or a directory, e.g. a run's shards or one
+    generation's) with the family's labeller; saved to set_file when given. OracleBenchError when the game's
+    family has no exact labels (or none for given positions), set_file does not hold a set of `game`, or
+    `from_shards` holds no shard of `game`."""
     from shared.games import family_of
-    from shared.games.oracle_set import cached_oracle_set, load_oracle_set
+    from shared.games.oracle_set import cached_oracle_set, load_oracle_set, save_oracle_set
 
-    build = family_of(game).oracle_set
+    family = family_of(game)
     if set_file is not None and set_file.exists():
+        if from_shards is not None:
+            raise OracleBenchError(f"--set-file {set_file} already exists, so --from-shards would not be used; name "
+                                   "a new file to save the set built from the shards, or drop --from-shards")
         try:
             oracle = load_oracle_set(set_file, game)
         except (OSError, ValueError, KeyError) as exc:
@@ -39,15 +49,60 @@ def oracle_set_for(game: Game, positions: int, seed: int, set_file: Path | None,
                                    "oracle-N-sS.npz) or a new path to build one there") from None
         say(f"oracle set loaded from {set_file}: {oracle.source}")
         return oracle
-    if build is None:
+    if family.oracle_set is None:
         raise OracleBenchError(f"--game {game.name}: its family has no exact labels, so no oracle set; compare "
                                "models of it head to head with `zeroforge eval A B`")
-    say(f"building the oracle set: {positions} positions of {game.name}, seed {seed} ...")
+    if from_shards is not None:
+        oracle = _set_from_shards(game, family, from_shards, positions, seed, say)
+    else:
+        say(f"building the oracle set: {positions} positions of {game.name}, seed {seed} ...")
+        if set_file is not None:
+            oracle, seconds = cached_oracle_set(set_file, game, family.oracle_set, positions, seed)
+            say(f"built in {seconds:.0f} s and saved to {set_file}")
+            return oracle
+        oracle = family.oracle_set(game, positions, seed)
     if set_file is not None:
-        oracle, seconds = cached_oracle_set(set_file, game, build, positions, seed)
-        say(f"built in {seconds:.0f} s and saved to {set_file}")
-        return oracle
-    return build(game, positions, seed)
+        save_oracle_set(set_file, oracle)
+        say(f"saved to {set_file}")
+    return oracle
+
+
+def _set_from_shards(game: Game, family, path: Path, positions: int, seed: int, say: Callable[[str], None]):
+    """The family's labels on up to `positions` of the self-play positions in the shards at `path`
+    (oracle_set_for); OracleBenchError when there is nothing to label."""
+    import numpy as np
+
+    from shared.shards import ShardError, read_shard, scan_shards
+
+    if family.oracle_set_from_positions is None:
+        raise OracleBenchError(f"--from-shards: {game.name}'s oracle labels come with their own positions (its "
+                               "tactics are built by the labeller), so given positions cannot be labelled; drop "
+                               "--from-shards")
+    if path.is_file():
+        paths = [path]
+    else:
+        scan = scan_shards(path)
+        for damaged in scan.damaged:
+            say(f"note: skipping the damaged shard {damaged.path}: {damaged.problem}")
+        paths = [info.path for info in scan.infos]
+    if not paths:
+        raise OracleBenchError(f"--from-shards {path}: no shard files there; name a run's shards directory "
+                               f"(DATA/games/{game.name}/shards), one generation's directory in it, or a shard file")
+    states = []
+    for shard_path in paths:
+        try:
+            states.append(read_shard(shard_path, game).states)
+        except ShardError as exc:
+            raise OracleBenchError(f"--from-shards: {exc}; name the shards of a {game.name} run") from None
+    states = np.concatenate(states)
+    say(f"labelling up to {positions} of the {states.shape[0]} positions of {len(paths)} shard(s) under {path}, "
+        f"seed {seed} ...")
+    oracle = family.oracle_set_from_positions(game, states, positions, seed)
+    if len(oracle) == 0:
+        raise OracleBenchError(f"--from-shards {path}: none of its positions could be labelled ({oracle.source}); "
+                               "name shards with longer games")
+    say(f"oracle set: {oracle.source}")
+    return oracle
 
 
 def _pct(figure: dict[str, Any] | None) -> str:

@@ -82,6 +82,9 @@ class GameFamily:
     tactics_span: what `bench tactics` draws positions by with that solver: "plies" or "empties".
     oracle_set(game, count, seed) -> OracleSet (shared.games.oracle_set): about `count` labelled positions on which
         each generation's best network is measured, the same for a seed; None when the family has no exact labels.
+    oracle_set_from_positions(game, states [M, S] int16, count, seed) -> OracleSet: up to `count` of the given
+        positions (e.g. a run's own self-play positions, `bench oracle --from-shards`) labelled as oracle_set labels
+        its own; None when the family's labels come with its own positions (Gomoku's tactics) or it has none.
     """
 
     name: str
@@ -106,6 +109,7 @@ class GameFamily:
     tactics_solver: Callable[[Game, int], Callable[["np.ndarray"], "np.ndarray"]] | None = None
     tactics_span: str | None = None
     oracle_set: Callable[[Game, int, int], Any] | None = None
+    oracle_set_from_positions: Callable[[Game, "np.ndarray", int, int], Any] | None = None
 
 
 #: The descriptor of games whose family is not registered (e.g. a test's stand-in game): no hooks, defaults only.

@@ -13,6 +13,7 @@ import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -45,6 +46,35 @@ def from_solved_values(states: np.ndarray, values: np.ndarray, source: str) -> O
     below that for illegal actions; no position lost) -> keeps = the moves whose value is the row's best."""
     values = np.asarray(values, np.int64).reshape(states.shape[0], -1)
     return OracleSet(np.asarray(states, np.int16), values == values.max(axis=1, keepdims=True), None, source)
+
+
+def label_given_positions(game: Game, states: np.ndarray, count: int, seed: int,
+                          label: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Label positions that were given, not drawn (e.g. a run's self-play positions, already filtered to the
+    labeller's phase): the distinct rows of `states` [M, S] int16 in an order shuffled with `seed`, each labelled
+    with `label(state [S]) -> [A] int64` (1 win, 0 draw, -1 loss, -2 illegal, UNKNOWN (-3) over the labeller's
+    budget), until `count` are kept: those whose every move is settled and whose side to move is not lost.
+
+    Returns (states [N, S] int16, values [N, A] int64, positions labelled, positions skipped over the budget);
+    N < count when the given positions run out first."""
+    from shared.search.solved import UNKNOWN
+
+    distinct = np.unique(np.asarray(states, np.int16).reshape(-1, game.state_size), axis=0)
+    order = np.random.default_rng(seed).permutation(distinct.shape[0])
+    kept, values = [], []
+    labelled = skipped = 0
+    for row in order:
+        if len(kept) >= count:
+            break
+        labelled += 1
+        moves = np.asarray(label(distinct[row]), np.int64)
+        if np.any(moves == UNKNOWN):
+            skipped += 1
+        elif moves.max() >= 0:
+            kept.append(distinct[row])
+            values.append(moves)
+    return (np.array(kept, np.int16).reshape(-1, game.state_size),
+            np.array(values, np.int64).reshape(-1, game.num_actions), labelled, skipped)
 
 
 def save_oracle_set(path: Path, oracle: OracleSet) -> None:

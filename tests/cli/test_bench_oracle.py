@@ -59,3 +59,50 @@ def test_bench_oracle_refuses_a_game_without_labels_and_a_file_that_is_not_a_set
                                       str(other), "--data-dir", str(tmp_path / "data")])
     assert wrong.exit_code == 2 and "not a readable oracle set of tictactoe" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+def _shard(directory, name: str, games: int = 12):
+    from shared.games import make_game
+    from shared.shards import write_shard
+    from tests.storage.helpers import random_records
+
+    game = make_game(name)
+    attrs = {"generation": 1, "model_version": "000001", "seed": 0, "simulations": 16}
+    return write_shard(directory, "gen-000001-sp-0000", game, random_records(game, games, seed=3), attrs)
+
+
+def test_bench_oracle_from_shards_labels_the_runs_own_positions_and_saves_the_set(tmp_path) -> None:
+    shards = tmp_path / "shards" / "gen-000001"
+    _shard(shards, "tictactoe")
+    set_file = tmp_path / "own.npz"
+    args = ["bench", "oracle", "--game", "tictactoe", "--model", "shipped", "--positions", "15", "--sims", "4",
+            "--data-dir", str(tmp_path / "data")]
+    result = CliRunner().invoke(main, [*args, "--from-shards", str(tmp_path / "shards"), "--set-file",
+                                       str(set_file), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "of 1 shard(s)" in result.output and "given positions" in result.output and set_file.exists()
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["positions"] == 15 and "given positions" in report["source"]
+    from shared.games import make_game
+    from shared.games.oracle_set import load_oracle_set
+    from shared.shards import read_shard
+    game = make_game("tictactoe")
+    own = {s[:9].tobytes() for s in read_shard(next(shards.glob("*.h5")), game).states}
+    assert all(s[:9].tobytes() in own for s in load_oracle_set(set_file, game).states)
+    # the saved file is not overwritten by another --from-shards call
+    again = CliRunner().invoke(main, [*args, "--from-shards", str(shards), "--set-file", str(set_file)])
+    assert again.exit_code == 2 and "already exists" in again.output and "Traceback" not in again.output
+
+
+def test_bench_oracle_from_shards_refuses_what_it_cannot_label(tmp_path) -> None:
+    _shard(tmp_path / "c4", "connect4", games=2)
+    cases = [
+        (["--game", "gomoku-6x6-4", "--from-shards", str(tmp_path / "c4")], "come with their own positions"),
+        (["--game", "tictactoe", "--from-shards", str(tmp_path / "nothing")], "no shard files there"),
+        (["--game", "tictactoe", "--from-shards", str(tmp_path / "c4")], "--from-shards:"),
+    ]
+    for extra, message in cases:
+        result = CliRunner().invoke(main, ["bench", "oracle", "--model", "shipped", "--data-dir",
+                                           str(tmp_path / "data"), *extra])
+        assert result.exit_code == 2 and message in result.output, (extra, result.output)
+        assert "Traceback" not in result.output

@@ -56,6 +56,9 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge bench ablation --game connect4 --out runs/abl-cont --max-hours 0.5 --seeds 0,1 --arm sync "
     "--arm \"cont: pipeline.overlap_selfplay=true train.samples_per_position=13.3 train.steps_per_generation=4000\"":
         "four half-hour training runs (tests/cli/test_bench_ablation.py runs two tiny ones end to end)",
+    ".venv/bin/zeroforge bench oracle --game connect4 --model best --from-shards runs/c4/games/connect4/shards "
+    "--set-file own-400.npz":
+        "needs a Connect Four run's shards (tests/cli/test_bench_oracle.py runs --from-shards on a written shard)",
     ".venv/bin/zeroforge bench oracle --game connect4 --model shipped --model best --positions 400 --seed 1000":
         "the solver labels 400 Connect Four positions first, 30-60 s (tests/cli/test_bench_oracle.py runs the "
         "command on tic-tac-toe)",

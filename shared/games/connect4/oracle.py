@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.games.base import Game
-from shared.games.oracle_set import OracleSet, from_solved_values, search_play_positions
+from shared.games.base import F_PLY, Game
+from shared.games.oracle_set import OracleSet, from_solved_values, label_given_positions, search_play_positions
 
 #: Plies of the sampled positions: from where the solver settles most positions within ORACLE_MAX_NODES.
 ORACLE_PLIES = (12, 24)
@@ -39,3 +39,19 @@ def oracle_set(game: Game, count: int, seed: int) -> OracleSet:
                                               f"{ORACLE_PLAYER_SIMULATIONS}-simulation rollout search player "
                                               f"({sampled} sampled, {skipped} over the solver's budget), "
                                               "labelled by the solver")
+
+
+def oracle_set_from_positions(game: Game, states: np.ndarray, count: int, seed: int) -> OracleSet:
+    """Up to `count` of the given positions (states [M, S] int16, e.g. a run's self-play positions) labelled by the
+    solver as oracle_set labels its own: those after ORACLE_PLIES plies, not over, settled within
+    ORACLE_MAX_NODES and not lost for the side to move, drawn in an order shuffled with `seed`."""
+    from shared.games.connect4.solver import Connect4Solver
+
+    low, high = ORACLE_PLIES
+    plies = states[:, game.num_cells + F_PLY]
+    phase = states[(plies >= low) & (plies <= high) & ~game.is_terminal(states)]
+    kept, values, labelled, skipped = label_given_positions(
+        game, phase, count, seed, Connect4Solver(max_nodes=ORACLE_MAX_NODES).state_values)
+    return from_solved_values(kept, values, f"{kept.shape[0]} given positions after {low}-{high} plies "
+                                            f"({phase.shape[0]} in that range, {labelled} labelled, {skipped} over "
+                                            "the solver's budget), labelled by the solver")

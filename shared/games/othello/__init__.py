@@ -79,6 +79,12 @@ def _oracle_set(game: Game, count: int, seed: int):
     return oracle_set(game, count, seed)
 
 
+def _oracle_set_from_positions(game: Game, states, count: int, seed: int):
+    from shared.games.othello.oracle import oracle_set_from_positions
+
+    return oracle_set_from_positions(game, states, count, seed)
+
+
 FAMILY = GameFamily(
     name="othello",
     parse=_parse,
@@ -96,4 +102,5 @@ FAMILY = GameFamily(
     tactics_solver=_tactics_solver,
     tactics_span="empties",
     oracle_set=_oracle_set,
+    oracle_set_from_positions=_oracle_set_from_positions,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from shared.games.base import Game
-from shared.games.oracle_set import OracleSet, from_solved_values
+from shared.games.oracle_set import OracleSet, from_solved_values, label_given_positions
 from shared.games.random_positions import random_endgame
 
 #: Empty squares of the sampled positions per board height, chosen so that a set of 200 positions is built in
@@ -28,3 +28,19 @@ def oracle_set(game: Game, count: int, seed: int) -> OracleSet:
     return from_solved_values(states, values, f"{states.shape[0]} random endgames with {low}-{high} empty squares "
                                               f"({sampled} sampled, {skipped} over the solver's budget), "
                                               "labelled by the exact solver")
+
+
+def oracle_set_from_positions(game: Game, states: np.ndarray, count: int, seed: int) -> OracleSet:
+    """Up to `count` of the given positions (states [M, S] int16, e.g. a run's self-play positions) labelled by the
+    exact solver as oracle_set labels its own: those with ORACLE_EMPTIES empty squares, not over, settled within
+    ORACLE_MAX_NODES and not lost for the side to move, drawn in an order shuffled with `seed`."""
+    from shared.games.othello.solver import OthelloSolver
+
+    low, high = ORACLE_EMPTIES.get(game.height, ORACLE_EMPTIES[8])
+    empties = (states[:, :game.num_cells] == 0).sum(axis=1)
+    phase = states[(empties >= low) & (empties <= high) & ~game.is_terminal(states)]
+    kept, values, labelled, skipped = label_given_positions(
+        game, phase, count, seed, OthelloSolver(game, max_nodes=ORACLE_MAX_NODES).move_values)
+    return from_solved_values(kept, values, f"{kept.shape[0]} given positions with {low}-{high} empty squares "
+                                            f"({phase.shape[0]} in that range, {labelled} labelled, {skipped} over "
+                                            "the solver's budget), labelled by the exact solver")

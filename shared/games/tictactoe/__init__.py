@@ -59,6 +59,12 @@ def _oracle_set(game: Game, count: int, seed: int):
     return oracle_set(game, count, seed)
 
 
+def _oracle_set_from_positions(game: Game, states, count: int, seed: int):
+    from shared.games.tictactoe.oracle import oracle_set_from_positions
+
+    return oracle_set_from_positions(game, states, count, seed)
+
+
 FAMILY = GameFamily(
     name="tictactoe",
     parse=_parse,
@@ -73,4 +79,5 @@ FAMILY = GameFamily(
     baseline_players={"minimax": BaselinePlayer(_minimax_player, only="tictactoe")},
     move_form=lambda game: "a square digit 1-9, row by row from the top left, e.g. 5",
     oracle_set=_oracle_set,
+    oracle_set_from_positions=_oracle_set_from_positions,
 )

@@ -15,7 +15,18 @@ def oracle_set(game: Game, count: int, seed: int) -> OracleSet:
     """`count` distinct reachable positions, non-terminal and not lost for the side to move, drawn without
     replacement with `seed` (every such position, in reachable order, when count is at least their number),
     labelled by minimax; the optimal moves are those with the best exact score (minimax.solve_values, scored)."""
-    states = np.concatenate(reachable_positions(game))                        # [M, S] int16, distinct
+    return _labelled(game, np.concatenate(reachable_positions(game)), count, seed, "reachable positions")
+
+
+def oracle_set_from_positions(game: Game, states: np.ndarray, count: int, seed: int) -> OracleSet:
+    """As oracle_set, from the distinct rows of the given positions (states [M, S] int16, e.g. a run's self-play
+    positions) instead of every reachable one."""
+    return _labelled(game, np.unique(states, axis=0), count, seed, "given positions")
+
+
+def _labelled(game: Game, states: np.ndarray, count: int, seed: int, what: str) -> OracleSet:
+    """`count` of the distinct positions `states` [M, S] int16 that are live and not lost, drawn with `seed`,
+    labelled by minimax with their optimal moves."""
     states = states[~game.is_terminal(states)]
     values = move_values(game, states)                                       # [M, A] float32, -inf illegal
     values = np.where(np.isfinite(values), values, -2).astype(np.int64)
@@ -23,7 +34,7 @@ def oracle_set(game: Game, count: int, seed: int) -> OracleSet:
     if count < states.shape[0]:
         rows = np.sort(np.random.default_rng(seed).choice(states.shape[0], count, replace=False))
         states, values = states[rows], values[rows]
-    outcome = from_solved_values(states, values, f"{states.shape[0]} reachable positions, not lost, labelled by "
+    outcome = from_solved_values(states, values, f"{states.shape[0]} {what}, not lost, labelled by "
                                                  "minimax (optimal: quickest win, else the draw)")
     scores = move_values(game, states, scored=True)                          # [N, A] float32, -inf illegal
     return replace(outcome, optimal=scores == scores.max(axis=1, keepdims=True))
