@@ -6,7 +6,8 @@
   restarted job for the same generation resumes from the checkpoint instead of starting over.
 With `train.samples_per_position` the step count follows the generation's new positions (counted from the
 attributes of that generation's shards, which do not change once self-play is done, so a resumed job computes
-the same count); with `train.value_target_mix` the value targets blend z with the stored root values.
+the same count); with `train.value_target_mix` the value targets blend z with the stored root values, and with
+`train.value_cut_at_sampled_moves` z gives way to the search value at the first sampled move after a position.
 """
 from __future__ import annotations
 
@@ -96,7 +97,8 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
                 value_mix: float = 0.0, on_checkpoint=None, progress=None):
     """Train to settings.steps from the checkpoint (if any); returns (model on CPU, per-step history).
 
-    value_mix: q of value_targets (0: the game results z). on_checkpoint(history, start, stop), when given, is
+    value_mix: q of value_targets (0: the game results z, or the window's cut_value when it has them).
+    on_checkpoint(history, start, stop), when given, is
     called after each checkpoint with the steps history[start:stop] taken since the previous one (so a resumed
     job never reports a step twice). progress(steps done, steps, loss=...), when given, is called after each
     step (services.progress)."""
@@ -105,7 +107,8 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
     step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
     reported = step
     rng = np.random.default_rng([seed, step])
-    targets = value_targets(window.z, window.root_value, value_mix)   # [N] float32, side to move
+    results = window.z if window.cut_value is None else window.cut_value   # [N] float32, side to move
+    targets = value_targets(results, window.root_value, value_mix)
     # Ownership targets: loaded with the window only for a network with an ownership head (train_job).
     owner = ({"ownership": window.ownership, "ownership_known": window.ownership_known}
              if window.ownership is not None else {})
@@ -166,7 +169,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     loaded = load_model(parent.path, device="cpu", expected_game=game)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, game, cfg.train.replay_window_positions,
                                 cfg.train.replay_window_generations, up_to_generation=generation,
-                                ownership=loaded.spec.ownership)
+                                ownership=loaded.spec.ownership, cut_values=cfg.train.value_cut_at_sampled_moves)
     if window.states.shape[0] == 0:
         raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
                                 "run self-play for this generation first")

@@ -222,6 +222,13 @@ class TrainSection(Section):
         description="Value target = (1 - q) * z + q * root search value, both for the side to move at the "
         "position (0 = the game result z only).",
     )
+    value_cut_at_sampled_moves: bool = Field(
+        default=False,
+        description="Value target of a position followed in its game by a sampled move (a temperature move other "
+        "than the most visited one): the self-play search value at the first such move, for the side to move at the "
+        "position, instead of the game result the sampled moves may have changed (Watkins' cut); positions with "
+        'none after them keep z. Before value_target_mix. For root = "puct" (a Gumbel root samples every move).',
+    )
     ownership_weight: float = Field(
         default=1.5, ge=0, le=100,
         description="Weight of the ownership loss (the mean over the board of each point's binary cross-entropy) "

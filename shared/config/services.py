@@ -134,6 +134,10 @@ class PipelineConfig(ServiceConfig):
     def _anchor_fits_game(self) -> PipelineConfig:
         _check_anchor_for_game(self.game, self.gate)
         _check_selfplay(self.search, self.selfplay)
+        if self.train.value_cut_at_sampled_moves and self.search.root == "gumbel":
+            raise ValueError('train.value_cut_at_sampled_moves cuts at temperature moves of a "puct" root; a Gumbel '
+                             'root samples every move, so nearly no game result would be left: set search.root = '
+                             '"puct" or leave value_cut_at_sampled_moves off')
         return self
 
     def service_config(self, cls: type[ServiceConfigT]) -> ServiceConfigT:

@@ -30,6 +30,9 @@ class ReplayWindow:
     generation [N] int32 (generation of the shard each row came from), root_value [N] float32 (the self-play
     search value at the position, side to move, as z).
 
+    cut_value [N] float32: the value targets cut at sampled moves (sampled_move_cut_values), or None unless the
+    load asked for them.
+
     ownership [N, H*W] int8: the owner of each cell at the end of the row's game seen from the side to move at
     the row (+1 the side to move, -1 its opponent, 0 no one), and ownership_known [N] bool: the row's game was
     counted out (not resigned) and its shard recorded ownership. Both None unless the load asked for them and
@@ -47,10 +50,34 @@ class ReplayWindow:
     bad_shards: list[str] = field(default_factory=list)
     ownership: np.ndarray | None = None
     ownership_known: np.ndarray | None = None
+    cut_value: np.ndarray | None = None
 
     @property
     def num_positions(self) -> int:
         return int(self.states.shape[0])
+
+
+def sampled_move_cut_values(shard: Shard, num_cells: int) -> np.ndarray:
+    """Value targets that stop at the first sampled move (Watkins' cut): one per row of `shard`, [T] float32, from
+    the side to move at the row, like z.
+
+    A move is sampled when the move played is not the row's most visited one (pi's argmax): a temperature move
+    that chose another, so the game's result after it no longer says what the position was worth with the
+    search's own choices. A row with no sampled move at or after it in its game keeps z; any other row takes the
+    self-play search value (root_value) of the first sampled row at or after it, negated when the other side was
+    to move there. Rows are grouped by game in move order (shared.shards.schema)."""
+    rows = np.arange(shard.num_positions)
+    sampled = shard.moves["action"].astype(np.int64) != shard.pi.argmax(axis=1)
+    lengths = shard.games["length"].astype(np.int64)
+    game_end = np.repeat(np.cumsum(lengths), lengths)                  # [T] one past the last row of the row's game
+    # the first sampled row at or after each row: a running minimum from the end; rows of later games are all
+    # >= game_end of an earlier row's game, so they never win over that game's own end
+    first = np.minimum.accumulate(np.where(sampled, rows, game_end)[::-1])[::-1]
+    cut = first < game_end
+    source = np.where(cut, first, rows)
+    player = shard.states[:, num_cells + F_PLAYER]
+    flip = np.where(player[source] == player, 1.0, -1.0)               # the search value is the mover's there
+    return np.where(cut, flip * shard.moves["root_value"][source], shard.z).astype(np.float32)
 
 
 def _relative_name(path: Path, base: Path) -> str:
@@ -131,6 +158,7 @@ def load_replay_window(
     max_generations: int | None = None,
     up_to_generation: int | None = None,
     ownership: bool = False,
+    cut_values: bool = False,
 ) -> ReplayWindow:
     """Load up to `max_positions` newest positions of `game` from the shards under `shards_dir` (recursively).
 
@@ -138,7 +166,8 @@ def load_replay_window(
     generations (the trainer of generation G passes G: a later generation's self-play may already be writing
     shards, pipeline.overlap_selfplay). quarantine_dir: where damaged shards go (DataLayout.quarantine_dir in
     the pipeline). ownership: also load the ownership targets (for a network with an ownership head; they take
-    H*W bytes per position).
+    H*W bytes per position). cut_values: also compute the value targets cut at sampled moves (ReplayWindow.cut_value,
+    train.value_cut_at_sampled_moves).
     Returns a ReplayWindow (possibly empty: N = 0) with rows oldest first.
     """
     _check_limits(max_positions, max_generations)
@@ -155,7 +184,7 @@ def load_replay_window(
     scan = scan_shards(shards_dir, recursive=True)
     for damaged in scan.damaged:
         report_bad(damaged.path, damaged.problem)
-    pieces, owners, names, total = [], [], [], 0
+    pieces, owners, cuts, names, total = [], [], [], [], 0
     has_ownership = False
     for info in _select_newest(scan.infos, max_generations, up_to_generation):
         if total >= max_positions:
@@ -172,15 +201,18 @@ def load_replay_window(
         if ownership:
             owners.append(_row_ownership(shard, rows, game.num_cells))
             has_ownership |= shard.ownership is not None
+        if cut_values:
+            cuts.append(sampled_move_cut_values(shard, game.num_cells)[rows])
         names.append(_relative_name(info.path, shards_dir))
         total += take
     if not pieces:
         return _empty_window(game, names, bad)
-    pieces.reverse()  # oldest first
-    owners.reverse()
+    for newest_first in (pieces, owners, cuts):
+        newest_first.reverse()  # oldest first
     states, pi, z, generation, root_value = (np.concatenate(column) for column in zip(*pieces))
     ownership, known = (np.concatenate(column) for column in zip(*owners)) if has_ownership else (None, None)
-    return ReplayWindow(states, pi, z, generation, root_value, names, bad, ownership, known)
+    cut_value = np.concatenate(cuts) if cut_values else None
+    return ReplayWindow(states, pi, z, generation, root_value, names, bad, ownership, known, cut_value)
 
 
 def generation_positions(shards_dir: Path, generation: int) -> int:

@@ -64,7 +64,8 @@ def test_the_replay_window_hands_the_root_values_to_training(layout, shard_gen1,
     assert window.root_value.shape == window.z.shape and window.root_value.dtype == np.float32
 
 
-def test_training_samples_the_mixed_value_targets(context, layout, shard_gen1, tictactoe, monkeypatch) -> None:
+def _value_targets_seen(monkeypatch) -> list[np.ndarray]:
+    """A list that gets the value targets [N] float32 of every batch the trainer samples from."""
     seen = []
     real = trainer.sample_batch
 
@@ -73,6 +74,11 @@ def test_training_samples_the_mixed_value_targets(context, layout, shard_gen1, t
         return real(game, states, pi, z, batch_size, rng, augment)
 
     monkeypatch.setattr(trainer, "sample_batch", spy)
+    return seen
+
+
+def test_training_samples_the_mixed_value_targets(context, layout, shard_gen1, tictactoe, monkeypatch) -> None:
+    seen = _value_targets_seen(monkeypatch)
     config = tiny_config(**{"train.value_target_mix": 0.5})
     train_job(train_payload(layout, config, shard_gen1), context)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000)
@@ -128,3 +134,58 @@ def test_the_generation_log_reports_the_false_resignation_rate() -> None:
     totals = {"resigned_games": 40, "no_resign_games": 13, "would_resign_games": 12, "false_resignations": 1}
     assert resign_summary(totals) == "; resigned 40, false resigns 1/12 = 8% (of 13 no-resign games)"
     assert "false resigns 0/0 = n/a" in resign_summary({**totals, "would_resign_games": 0, "false_resignations": 0})
+
+
+def _hand_shard(tictactoe):
+    """Three tic-tac-toe games as shard rows (only what the cut reads): game 0 has 5 rows with sampled moves at
+    rows 1 and 3, game 1 has 3 rows and none, game 2 has 2 rows and a sampled last move."""
+    from shared.games.base import F_PLAYER
+    from shared.shards import schema
+    from shared.shards.reader import Shard
+
+    lengths = [5, 3, 2]
+    t = sum(lengths)
+    states = np.zeros((t, tictactoe.state_size), np.int16)
+    plies = np.concatenate([np.arange(n) for n in lengths])
+    states[:, tictactoe.num_cells + F_PLAYER] = np.where(plies % 2 == 0, 1, -1)
+    sampled = np.zeros(t, bool)
+    sampled[[1, 3, 9]] = True
+    pi = np.zeros((t, 9), np.float32)
+    pi[:, 0] = 1.0                                                     # the most visited move: 0
+    moves = np.zeros(t, schema.MOVES_DTYPE)
+    moves["game_id"] = np.repeat(np.arange(3), lengths)
+    moves["move_number"] = plies
+    moves["action"] = np.where(sampled, 5, 0)
+    moves["root_value"] = np.arange(1, t + 1) / 10.0                   # 0.1 ... 1.0
+    games = np.zeros(3, schema.GAMES_DTYPE)
+    games["game_id"], games["length"] = np.arange(3), lengths
+    z = np.array([1, -1, 1, -1, 1, 0, 0, 0, -1, 1], np.float32)
+    return Shard(path=None, attrs={}, states=states, pi=pi, z=z, moves=moves, games=games, game_info=None)
+
+
+def test_value_targets_cut_at_the_first_sampled_move_take_its_search_value_from_the_side_to_move(tictactoe) -> None:
+    from shared.shards.replay import sampled_move_cut_values
+
+    cut = sampled_move_cut_values(_hand_shard(tictactoe), tictactoe.num_cells)
+    expected = [-0.2, 0.2, -0.4, 0.4, 1.0,     # game 0: rows 0-3 cut at rows 1 and 3 (the other side there: negated)
+                0.0, 0.0, 0.0,                # game 1: no sampled move, z
+                -1.0, 1.0]                    # game 2: cut at its last row, never at game 0's or game 1's rows
+    np.testing.assert_allclose(cut, expected, rtol=1e-6)
+    assert cut.dtype == np.float32
+
+
+def test_training_samples_the_cut_value_targets(context, layout, shard_gen1, tictactoe, monkeypatch) -> None:
+    from shared.shards.replay import sampled_move_cut_values
+
+    seen = _value_targets_seen(monkeypatch)
+    train_job(train_payload(layout, tiny_config(**{"train.value_cut_at_sampled_moves": True}), shard_gen1), context)
+    shard = read_shard(layout.shard_path(1, "gen1-sp0000"), tictactoe)
+    expected = sampled_move_cut_values(shard, tictactoe.num_cells)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000, cut_values=True)
+    np.testing.assert_array_equal(window.cut_value, expected)
+    np.testing.assert_array_equal(seen[0], expected)
+    # the tiny self-play samples its temperature moves, so some targets are search values, not results
+    assert (shard.moves["action"] != shard.pi.argmax(axis=1)).any() and not np.array_equal(expected, shard.z)
+    newest = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 7, cut_values=True)
+    np.testing.assert_array_equal(newest.cut_value, expected[-7:])        # the newest rows, cut on the whole game
+    assert load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000).cut_value is None
