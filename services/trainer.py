@@ -98,10 +98,9 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
     """Train to settings.steps from the checkpoint (if any); returns (model on CPU, per-step history).
 
     value_mix: q of value_targets (0: the game results z, or the window's cut_value when it has them).
-    on_checkpoint(history, start, stop), when given, is
-    called after each checkpoint with the steps history[start:stop] taken since the previous one (so a resumed
-    job never reports a step twice). progress(steps done, steps, loss=...), when given, is called after each
-    step (services.progress)."""
+    on_checkpoint(history, start, stop), when given, is called after each checkpoint with the steps
+    history[start:stop] taken since the previous one (so a resumed job never reports a step twice).
+    progress(steps done, steps, loss=...), when given, is called after each step (services.progress)."""
     model = loaded.model.to(device)
     optimizer = make_optimizer(model, settings)
     step, history = (_load_checkpoint(ckpt, model, optimizer, settings.steps) if ckpt.exists() else (0, []))
