@@ -335,6 +335,9 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
               help="Positions of the oracle set every run's best model is scored on (0: no oracle scoring).")
 @click.option("--oracle-seed", type=click.IntRange(0, 2**31), default=1000, show_default=True,
               help="Seed of that set (other than the runs' seeds, so no run trained on its positions' openings).")
+@click.option("--set-file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Score on this saved oracle set instead (e.g. strong self-play positions saved by `bench oracle "
+                   "--from-shards`); written to OUT/ablation-on-STEM.json, so ablation.json keeps the first set's.")
 @click.option("--sims", type=click.IntRange(1, 100_000), default=16, show_default=True,
               help="Simulations of the small search scored next to the raw policy.")
 @click.option("--match-games", type=click.IntRange(0, 100_000), default=0, show_default=True,
@@ -343,11 +346,12 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
 @click.option("--no-run", is_flag=True, help="Only score the runs already in --out (finished or not).")
 @click.option("--json", "as_json", is_flag=True, help="Print ablation.json's summary as JSON instead of the tables.")
 def ablation(game_name: str, out: Path, arm_texts: tuple[str, ...], seeds: str, max_hours: float | None,
-             common: tuple[str, ...], workers: int | None, positions: int, oracle_seed: int, sims: int,
-             match_games: int, no_run: bool, as_json: bool) -> None:
+             common: tuple[str, ...], workers: int | None, positions: int, oracle_seed: int, set_file: Path | None,
+             sims: int, match_games: int, no_run: bool, as_json: bool) -> None:
     """Compare pipeline settings on the same budget: each arm x seed is one `zeroforge run`, one after the other,
     then every run's best model is scored on one exact-label oracle set, with intervals (cli/bench/ablation.py)."""
-    from cli.bench.ablation import AblationError, Plan, check_plan, parse_arm, plot_curves, run_one, score, write_json
+    from cli.bench.ablation import (AblationError, Plan, check_plan, parse_arm, plot_curves, results_path, run_one,
+                                    score, write_json)
     from cli.play_common import fail
 
     def say(text: str) -> None:
@@ -369,15 +373,16 @@ def ablation(game_name: str, out: Path, arm_texts: tuple[str, ...], seeds: str, 
                 run_one(plan, arm, seed, say)
         if match_games % 2:
             fail(f"--match-games {match_games}: give an even number (each opening is played twice, colours swapped)")
-        runs, summary, matches, report = score(plan, positions, oracle_seed, sims, say, match_games)
+        runs, summary, matches, report = score(plan, positions, oracle_seed, sims, say, match_games, set_file)
     except AblationError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail("stopped; run the same command to go on (the interrupted run starts again from the beginning)")
-    write_json(plan.out / "ablation.json", plan, runs, summary, positions, oracle_seed, sims, matches)
+    saved = results_path(plan, set_file)
+    write_json(saved, plan, runs, summary, positions, oracle_seed, sims, matches, set_file)
     png = plot_curves(runs, plan.out / "curves.png")
     if as_json:
         click.echo(json.dumps({"summary": summary, "head_to_head": matches}, indent=1))
         return
     click.echo(report)
-    click.echo(f"\nwritten: {plan.out / 'ablation.json'}" + (f", {png}" if png else ""))
+    click.echo(f"\nwritten: {saved}" + (f", {png}" if png else ""))

@@ -20,6 +20,9 @@ same kind of interval. Per run it reports generations, minutes, promotions, the 
 worker-seconds and the last anchor score. Written to OUT/ablation.json; OUT/curves.png draws each run's own
 per-generation oracle figure (its run's set) over minutes.
 
+--set-file PATH scores the runs on a saved set instead (e.g. a run's strong self-play positions labelled by `bench
+oracle --from-shards`), written to OUT/ablation-on-STEM.json: with --no-run, the same runs scored on a second set.
+
 Head to head (--match-games N, the way for games without an oracle set, Go): for each arm after the first and
 each seed, that arm's best model plays the baseline arm's best model of the same seed a paired match of N games
 (the gate's openings, colours swapped; the game's match search at --sims simulations); the seeds' games are pooled
@@ -244,16 +247,33 @@ def run_figures(plan: Plan, arm: Arm, seed: int) -> RunFigures | None:
                       anchors[-1] if anchors else None, curve, best_path=str(best.path))
 
 
-def ablation_oracle_set(plan: Plan, positions: int, seed: int, say: Callable[[str], None]):
-    """The oracle set all runs are scored on: OUT/oracle-POSITIONS-sSEED.npz, built on first use; None when the game's
-    family has no exact labels."""
-    from cli.bench.oracle import oracle_set_for
+def ablation_oracle_set(plan: Plan, positions: int, seed: int, say: Callable[[str], None],
+                        set_file: Path | None = None):
+    """The oracle set all runs are scored on: the saved set at `set_file` when given (e.g. strong self-play
+    positions labelled by `bench oracle --from-shards`), else OUT/oracle-POSITIONS-sSEED.npz, built on first use;
+    None when the game's family has no exact labels. AblationError when set_file is missing or holds no set of
+    the plan's game."""
+    from cli.bench.oracle import OracleBenchError, oracle_set_for
     from shared.games import family_of, make_game
 
     game = make_game(plan.game)
+    if set_file is not None:
+        if not set_file.is_file():
+            raise AblationError(f"--set-file {set_file}: no such file; save a set there first, e.g. `zeroforge bench "
+                                f"oracle --game {plan.game} --model best --from-shards SHARDS --set-file {set_file}`")
+        try:
+            return oracle_set_for(game, positions, seed, set_file, say)
+        except OracleBenchError as exc:
+            raise AblationError(str(exc)) from None
     if family_of(game).oracle_set is None or positions == 0:
         return None
     return oracle_set_for(game, positions, seed, plan.out / f"oracle-{positions}-s{seed}.npz", say)
+
+
+def results_path(plan: Plan, set_file: Path | None) -> Path:
+    """Where the scores go: OUT/ablation.json on the ablation's own set, OUT/ablation-on-STEM.json on a --set-file
+    (so scoring the same runs on another set keeps the first set's figures)."""
+    return plan.out / ("ablation.json" if set_file is None else f"ablation-on-{set_file.stem}.json")
 
 
 def score_hits(plan: Plan, figures: RunFigures, oracle, simulations: int) -> None:
@@ -336,9 +356,10 @@ def _pct(triple: tuple[float, float, float], signed: bool = False) -> str:
 
 
 def format_report(plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | None, positions: int,
-                  simulations: int, matches: dict[str, Any] | None = None) -> str:
-    """The printed report: the runs' table, then (with an oracle set) the arms' rates and differences, then the
-    head-to-head matches (with --match-games)."""
+                  simulations: int, matches: dict[str, Any] | None = None, set_name: str = "") -> str:
+    """The printed report: the runs' table, then (with an oracle set of `positions` positions, `set_name` after
+    the count, e.g. " (own-400.npz)") the arms' rates and differences, then the head-to-head matches (with
+    --match-games)."""
     from cli.render import text_table
 
     budget = "as run" if plan.max_hours is None else f"{plan.max_hours:g} h per run"
@@ -361,7 +382,7 @@ def format_report(plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | 
         rows = [[arm, figures["runs"], *[_pct(figures[n]) for n in names]] for arm, figures in summary["arms"].items()]
         rows += [[label, "", *[_pct(diff[n], signed=True) for n in names]]
                  for label, diff in summary["differences"].items()]
-        lines += ["", f"on one oracle set of {positions} positions (outcome kept; 95% bootstrap intervals over "
+        lines += ["", f"on one oracle set of {positions} positions{set_name} (outcome kept; 95% bootstrap intervals over "
                   "positions, each arm's runs pooled; differences paired by position, in points):",
                   text_table(["arm", "runs", *[labels[n] for n in names]], rows)]
     if matches:
@@ -400,14 +421,17 @@ def plot_curves(runs: list[RunFigures], path: Path) -> Path | None:
 
 
 def write_json(path: Path, plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | None,
-               positions: int, oracle_seed: int, simulations: int, matches: dict[str, Any] | None = None) -> None:
-    """OUT/ablation.json: the plan, each run's figures (its per-position hits as 0/1 lists) and the summary."""
+               positions: int, oracle_seed: int, simulations: int, matches: dict[str, Any] | None = None,
+               set_file: Path | None = None) -> None:
+    """OUT/ablation.json (results_path): the plan, the oracle set (built with `positions` and `oracle_seed`, or
+    loaded from `set_file`), each run's figures (its per-position hits as 0/1 lists) and the summary."""
     from shared.atomic import atomic_output
 
     payload = {
         "game": plan.game, "max_hours": plan.max_hours, "seeds": list(plan.seeds), "common": list(plan.common),
         "arms": {arm.name: list(arm.settings) for arm in plan.arms},
-        "oracle": {"positions": positions, "seed": oracle_seed, "simulations": simulations},
+        "oracle": ({"positions": positions, "seed": oracle_seed} if set_file is None else {"set_file": str(set_file)})
+        | {"simulations": simulations},
         "runs": [{**{k: v for k, v in asdict(run).items() if k != "hits"},
                   "hits": {name: values.astype(int).tolist() for name, values in run.hits.items()}} for run in runs],
         "summary": summary,
@@ -418,9 +442,11 @@ def write_json(path: Path, plan: Plan, runs: list[RunFigures], summary: dict[str
 
 
 def score(plan: Plan, positions: int, oracle_seed: int, simulations: int, say: Callable[[str], None],
-          match_games: int = 0) -> tuple[list[RunFigures], dict[str, Any] | None, dict[str, Any], str]:
-    """Score every run of the plan that has a best model: (runs, arm summary or None without an oracle set,
-    head-to-head results ({} without match_games), report)."""
+          match_games: int = 0, set_file: Path | None = None
+          ) -> tuple[list[RunFigures], dict[str, Any] | None, dict[str, Any], str]:
+    """Score every run of the plan that has a best model, on the ablation's oracle set or the saved one at
+    `set_file` (ablation_oracle_set): (runs, arm summary or None without an oracle set, head-to-head results ({}
+    without match_games), report)."""
     runs = [f for arm, seed in plan.runs() if (f := run_figures(plan, arm, seed)) is not None]
     if not runs:
         raise AblationError(f"no run under {plan.out} has a model yet; run the ablation first (without --no-run)")
@@ -428,12 +454,14 @@ def score(plan: Plan, positions: int, oracle_seed: int, simulations: int, say: C
     if unfinished:
         say(f"note: scoring runs without {DONE_FILE} (unfinished, or run outside this command): "
             f"{', '.join(unfinished)}")
-    oracle = ablation_oracle_set(plan, positions, oracle_seed, say)
+    oracle = ablation_oracle_set(plan, positions, oracle_seed, say, set_file)
     summary = None
     if oracle is not None:
         for run in runs:
             score_hits(plan, run, oracle, simulations)
         summary = arm_summary(runs, [arm.name for arm in plan.arms])
     matches = head_to_head(plan, runs, match_games, simulations, say) if match_games else {}
-    return runs, summary, matches, format_report(plan, runs, summary, positions, simulations, matches)
+    where = "" if set_file is None else f" ({set_file.name})"
+    return runs, summary, matches, format_report(plan, runs, summary, len(oracle) if oracle is not None else 0,
+                                                 simulations, matches, where)
 

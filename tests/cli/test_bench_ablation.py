@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from cli.bench.ablation import (DONE_FILE, AblationError, Arm, Plan, RunFigures, arm_summary, check_plan,
-                                format_report, parse_arm)
+from cli.bench.ablation import (DONE_FILE, AblationError, Arm, Plan, RunFigures, ablation_oracle_set, arm_summary,
+                                check_plan, format_report, parse_arm, results_path)
 from shared.stats import StatsError, bootstrap_mean
 
 
@@ -104,6 +104,29 @@ def test_arms_pool_their_seeds_and_differences_are_paired_by_position() -> None:
     assert "0.560 [0.520, 0.600]  +42  s0 0.580, s1 0.540" in report
 
 
+def test_a_saved_set_file_replaces_the_built_set_and_keeps_its_own_results_file(tmp_path: Path) -> None:
+    from shared.games import make_game
+    from shared.games.oracle_set import save_oracle_set
+    from shared.games.tictactoe.oracle import oracle_set
+
+    plan = Plan("tictactoe", tmp_path, None, (0,), (Arm("a"),))
+    saved = oracle_set(make_game("tictactoe"), 30, 7)
+    save_oracle_set(tmp_path / "strong.npz", saved)
+    loaded = ablation_oracle_set(plan, 400, 1000, lambda _: None, tmp_path / "strong.npz")
+    assert np.array_equal(loaded.states, saved.states) and not (tmp_path / "oracle-400-s1000.npz").exists()
+    assert results_path(plan, None) == tmp_path / "ablation.json"
+    assert results_path(plan, tmp_path / "strong.npz") == tmp_path / "ablation-on-strong.json"
+    with pytest.raises(AblationError, match="no such file.*--from-shards"):
+        ablation_oracle_set(plan, 400, 1000, lambda _: None, tmp_path / "missing.npz")
+    other = Plan("connect4", tmp_path, None, (0,), (Arm("a"),))
+    with pytest.raises(AblationError, match="not a readable oracle set of connect4"):
+        ablation_oracle_set(other, 400, 1000, lambda _: None, tmp_path / "strong.npz")
+    runs = [RunFigures("a", 0, "000002", 1, 1.0, 1, None, None, [], {"raw": np.ones(30, dtype=bool)})]
+    summary = arm_summary(runs, ["a"], resamples=200)
+    assert "on one oracle set of 30 positions (strong.npz)" in format_report(plan, runs, summary, 30, 16, None,
+                                                                            " (strong.npz)")
+
+
 @pytest.mark.e2e
 def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
     """Two real `zeroforge run`s of tic-tac-toe (one generation each), scored on 60 minimax-labelled positions; a
@@ -126,4 +149,12 @@ def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
     assert "base-s0: finished before" in again.output and "running zeroforge" not in again.output
+    assert json.loads((out / "ablation.json").read_text())["summary"] == saved["summary"]
+    (out / "oracle-60-s1000.npz").rename(tmp_path / "second.npz")     # a second set, scored without running
+    rescored = CliRunner().invoke(main, [*args[:6], "--no-run", "--arm", "base", "--arm", "few: search.simulations=4",
+                                         "--seeds", "0", "--set-file", str(tmp_path / "second.npz")])
+    assert rescored.exit_code == 0, rescored.output
+    assert "on one oracle set of 60 positions (second.npz)" in rescored.output
+    second = json.loads((out / "ablation-on-second.json").read_text())
+    assert second["oracle"]["set_file"] == str(tmp_path / "second.npz") and second["summary"] == saved["summary"]
     assert json.loads((out / "ablation.json").read_text())["summary"] == saved["summary"]
