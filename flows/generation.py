@@ -230,10 +230,12 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
     result = TrainResult.model_validate(
         run_jobs(connection, [spec], timeout_s=config.pipeline.wait_timeout_s,
                  progress=Waiter(logger, layout, generation, "training"), patience=patience)[job_id])
+    cut = ("" if result.value_targets_cut is None
+           else f"; value targets cut at sampled moves: {100 * result.value_targets_cut:.0f}% of the positions")
     logger.info("gen %d training: candidate %s from %s, %d steps on %d positions (%s new), loss %.4f -> %.4f "
-                "(policy %.4f, value %.4f)", generation, result.version, parent, result.steps, result.positions,
+                "(policy %.4f, value %.4f)%s", generation, result.version, parent, result.steps, result.positions,
                 "?" if result.new_positions is None else result.new_positions, result.first_loss, result.loss,
-                result.policy_loss, result.value_loss)
+                result.policy_loss, result.value_loss, cut)
     return result
 
 

@@ -161,6 +161,8 @@ class TrainResult(_Frozen):
     device: str
     new_positions: int | None = None   # positions of this generation's shards (None: a candidate from before)
     ownership_loss: float | None = None  # the ownership head's loss (None: no ownership head)
+    # share of the window's value targets that train.value_cut_at_sampled_moves changed from z (None: the option off)
+    value_targets_cut: float | None = None
 
 
 class MatchPayload(_Frozen):

@@ -198,6 +198,8 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         "policy_loss": _mean(history, "policy_loss", span),
         "value_loss": _mean(history, "value_loss", span),
         **({"ownership_loss": _mean(history, "ownership_loss", span)} if "ownership_loss" in history[-1] else {}),
+        **({"value_targets_cut": round(float(np.mean(window.cut_value != window.z)), 4)}
+           if window.cut_value is not None else {}),
         "first_loss": _mean(history[:span], "loss", span),
         "seconds": round(time.perf_counter() - start, 2),
         "device": worker.device,

@@ -178,7 +178,8 @@ def test_training_samples_the_cut_value_targets(context, layout, shard_gen1, tic
     from shared.shards.replay import sampled_move_cut_values
 
     seen = _value_targets_seen(monkeypatch)
-    train_job(train_payload(layout, tiny_config(**{"train.value_cut_at_sampled_moves": True}), shard_gen1), context)
+    result = train_job(train_payload(layout, tiny_config(**{"train.value_cut_at_sampled_moves": True}), shard_gen1),
+                       context)
     shard = read_shard(layout.shard_path(1, "gen1-sp0000"), tictactoe)
     expected = sampled_move_cut_values(shard, tictactoe.num_cells)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000, cut_values=True)
@@ -186,6 +187,7 @@ def test_training_samples_the_cut_value_targets(context, layout, shard_gen1, tic
     np.testing.assert_array_equal(seen[0], expected)
     # the tiny self-play samples its temperature moves, so some targets are search values, not results
     assert (shard.moves["action"] != shard.pi.argmax(axis=1)).any() and not np.array_equal(expected, shard.z)
+    assert result["value_targets_cut"] == round(float(np.mean(expected != shard.z)), 4) > 0   # in the record too
     newest = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 7, cut_values=True)
     np.testing.assert_array_equal(newest.cut_value, expected[-7:])        # the newest rows, cut on the whole game
     assert load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000).cut_value is None
