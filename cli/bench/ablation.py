@@ -382,8 +382,8 @@ def format_report(plan: Plan, runs: list[RunFigures], summary: dict[str, Any] | 
         rows = [[arm, figures["runs"], *[_pct(figures[n]) for n in names]] for arm, figures in summary["arms"].items()]
         rows += [[label, "", *[_pct(diff[n], signed=True) for n in names]]
                  for label, diff in summary["differences"].items()]
-        lines += ["", f"on one oracle set of {positions} positions{set_name} (outcome kept; 95% bootstrap intervals over "
-                  "positions, each arm's runs pooled; differences paired by position, in points):",
+        lines += ["", f"on one oracle set of {positions} positions{set_name} (outcome kept; 95% bootstrap intervals "
+                  "over positions, each arm's runs pooled; differences paired by position, in points):",
                   text_table(["arm", "runs", *[labels[n] for n in names]], rows)]
     if matches:
         rows = [[pair, m["games"], f"{m['score']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]", f"{m['elo']:+.0f}",
