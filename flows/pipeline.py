@@ -26,6 +26,7 @@ from flows.naming import run_name
 from flows.progress import record_phase, run_progress_line
 from flows.promote import ensure_anchor
 from flows.store_sync import publish_registry_view
+from services.initial_model import network_mismatch
 from shared.config import PipelineConfig
 from shared.curves import read_metrics
 from shared.layout import DataLayout
@@ -63,6 +64,9 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
     budget_s = None if config.pipeline.max_hours is None else config.pipeline.max_hours * 3600.0
     started = time.monotonic()
     durations = [m.generation_seconds for m in read_metrics(layout.metrics_path)[-5:] if m.generation_seconds]
+    mismatch = network_mismatch(layout, config.game)
+    if mismatch is not None:
+        logger.warning("%s", mismatch)
     try:
         ensure_anchor(config, data_dir, logger)
         while generations is None or generations_done(registry) < generations:
