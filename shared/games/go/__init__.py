@@ -47,8 +47,9 @@ def _config_defaults(name: str) -> dict[str, dict[str, Any]] | None:
     Generations are large (2 jobs of 128 games on boards up to 9x9, fewer on bigger ones: about 10,000 board
     points of games per job) so that the 400-game gate is not most of a generation's compute: with 64-128 games
     a generation the gate took 1.2-8.3 times the self-play's worker time, with 256 games 1.2-2.0 times
-    (BENCHMARKS.md "go-9x9"). Training steps follow the new positions (8 samples each, at most 400 steps); the
-    gate runs in 8 chunks so that its early stop can cut it short."""
+    (BENCHMARKS.md "go-9x9"). Training steps follow the new positions (8 samples each, at most 400 steps) and
+    run on 2 torch threads, the core of the local worker that waits meanwhile (BENCHMARKS.md "Training threads");
+    the gate runs in 8 chunks so that its early stop can cut it short."""
     match = _NAME.fullmatch(name)
     if match is None:
         return None
@@ -59,7 +60,7 @@ def _config_defaults(name: str) -> dict[str, dict[str, Any]] | None:
         "search": {"simulations": 100, "dirichlet_alpha": alpha, "temperature_moves": max(8, cells // 8)},
         "selfplay": {"games_per_job": games, "jobs_per_generation": 2, "resign_threshold": -0.9},
         "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 3_000 * cells,
-                  "samples_per_position": 8.0},
+                  "samples_per_position": 8.0, "torch_threads": 2},
         "gate": {"games": 400, "simulations": 32, "jobs": 8, "anchor_games": 20},
     }
 
