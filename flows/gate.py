@@ -1,8 +1,10 @@
 """The `gate` flow: a paired evaluation of a candidate against the best model, spread over eval jobs.
 
 Its result table and interval are published as Prefect artifacts.  With `gate.early_stop`, the flow
-stops waiting (and cancels the remaining jobs) as soon as the pairs still to come can no longer change
-the decision; the report then says how many pairs were played.
+stops waiting (and cancels the remaining jobs: queued ones never start, running ones stop at their next move)
+as soon as the decision is known: the pairs still to come can no longer change it, or (gate.early_stop_confidence)
+the pairs played so far make it at that confidence (shared.stats.early_stop_reason); the report then says how many
+pairs were played and why it stopped.
 """
 from __future__ import annotations
 
@@ -26,13 +28,13 @@ from shared.config import PipelineConfig
 from shared.layout import DataLayout
 from shared.players.match import split_openings
 from shared.players.spec import parse_player_spec
-from shared.stats import can_stop_early, pair_means
+from shared.stats import early_stop_reason, pair_means
 
 
 class _StopEarly(Exception):
-    def __init__(self, results: dict[str, Any]):
+    def __init__(self, results: dict[str, Any], reason: str):
         super().__init__("decision reached early")
-        self.results = results
+        self.results, self.reason = results, reason
 
 
 def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], str], player_a: str, player_b: str,
@@ -58,10 +60,12 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
 
 def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: bool, timeout_s: float,
               outage_s: float, logger, layout: DataLayout, generation: int, phase: str,
-              promote_all_draws: bool = False) -> dict[str, Any]:
+              promote_all_draws: bool = False, early_stop_confidence: float | None = None) -> dict[str, Any]:
     """Enqueue and wait for the match jobs (on the Redis of redis_url_from_env, riding out outages of up to
     `outage_s`), logging progress and recording `phase` of `generation` (flows.progress.Waiter); return the
-    summary (with "early_stopped" and pair counts) decided by rule, threshold and promote_all_draws."""
+    summary (with "early_stopped", "early_reason" and pair counts) decided by rule, threshold and
+    promote_all_draws. With early_stop, the match stops as shared.stats.early_stop_reason allows (with
+    `early_stop_confidence`, also by the sequential rule)."""
     connection = connect()
     patience = RedisPatience(connection, outage_s)
     for spec in specs:
@@ -78,24 +82,28 @@ def run_match(specs: list[JobSpec], *, rule: str, threshold: float, early_stop: 
         all_drawn = promote_all_draws and bool((games == 0.5).all())
         # Stop early only with pairs to report: a decision forced before any game (too few planned pairs for
         # the rule ever to pass) still plays the match, so that the report has its figures.
-        if early_stop and scores.size and p.finished < p.total and can_stop_early(
-                scores, total_pairs, rule, threshold, draws_may_promote=all_drawn):
-            raise _StopEarly(p.results)
+        if early_stop and scores.size and p.finished < p.total:
+            reason = early_stop_reason(scores, total_pairs, rule, threshold, draws_may_promote=all_drawn,
+                                       confidence=early_stop_confidence)
+            if reason is not None:
+                raise _StopEarly(p.results, reason)
 
-    early = False
+    early, early_reason = False, None
     try:
         waiter = Waiter(logger, layout, generation, phase, extra=score_text, on_wait=stop_early)
         results = wait_for_jobs(connection, [s.job_id for s in specs], timeout_s=timeout_s, progress=waiter,
                                 queues=(QUEUE_EVAL,), specs={s.job_id: s for s in specs}, patience=patience)
     except _StopEarly as stop:
-        results, early = stop.results, True
+        results, early, early_reason = stop.results, True, stop.reason
         unfinished = [s.job_id for s in specs if s.job_id not in stop.results]
         patience.call(lambda: _cancel_unfinished(connection, unfinished), "canceling the remaining gate jobs")
     summary = summarize_match(list(results.values()), rule, threshold, promote_all_draws)
-    return {**summary, "early_stopped": early, "planned_pairs": total_pairs}
+    return {**summary, "early_stopped": early, "early_reason": early_reason, "planned_pairs": total_pairs}
 
 
 def _cancel_unfinished(connection, job_ids: list[str]) -> None:
+    """Cancel the match jobs not finished yet: queued ones never start, running ones stop before their next move
+    (services.gatekeeper.match_job reads its status: services.job_cancel)."""
     for job in Job.fetch_many(job_ids, connection=connection, serializer=JSONSerializer):
         if job is not None and not job.is_finished:
             job.cancel()
@@ -103,8 +111,9 @@ def _cancel_unfinished(connection, job_ids: list[str]) -> None:
 
 def report_markdown(title: str, report: dict[str, Any]) -> str:
     """A short markdown report of a match summary (used for the Prefect artifact and the logs)."""
-    early = (f"\n\nStopped early after {report['pairs']} of {report['planned_pairs']} pairs: the remaining pairs "
-             "could not change the decision." if report.get("early_stopped") else "")
+    reason = report.get("early_reason") or "the remaining pairs could not change the decision"
+    early = (f"\n\nStopped early after {report['pairs']} of {report['planned_pairs']} pairs: {reason}."
+             if report.get("early_stopped") else "")
     return (
         f"## {title}\n\n"
         f"| games | wins | draws | losses | score | 95% CI | Elo | Elo 95% CI | decision |\n"
@@ -129,7 +138,7 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
                        timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
                        layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate",
-                       promote_all_draws=g.promote_all_draws)
+                       promote_all_draws=g.promote_all_draws, early_stop_confidence=g.early_stop_confidence)
     report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
     key = artifact_key(game, data_dir, "gate", generation)
     create_table_artifact(key=key, table=[gate_table_row(report)],
@@ -155,8 +164,10 @@ def gate_line(report: dict[str, Any]) -> str:
     0/400/0, score 0.500 [0.500, 0.500], Elo +0 -> PROMOTE (all 400 games drawn: gate.promote_all_draws)".
     report: gate_flow's report (run_match's summary with "generation", "candidate" and "best")."""
     decision = "PROMOTE" if report["promote"] else "reject"
+    early = (f" (stopped after {report['pairs']} of {report['planned_pairs']} pairs)"
+             if report.get("early_stopped") else "")
     return (f"gen {report['generation']} gate {report['candidate']} vs {report['best']}: W/D/L {report['wins']}/"
-            f"{report['draws']}/{report['losses']}, score {report['score']:.3f} [{report['ci_low']:.3f}, "
+            f"{report['draws']}/{report['losses']}{early}, score {report['score']:.3f} [{report['ci_low']:.3f}, "
             f"{report['ci_high']:.3f}], Elo {_elo(report['elo'])} -> {decision} ({report['why']})")
 
 

@@ -8,23 +8,31 @@ built from the pair scores (the two games of a pair are not independent), the El
 """
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 import numpy as np
 
+from services.job_cancel import cancel_check
 from services.payloads import MatchChunkResult, MatchPayload, PairScores, WorkerContext
 from shared.games import make_game
+from shared.players.arena import MatchStopped
 from shared.players.match import play_match_chunk
 from shared.players.spec import parse_player_spec
 from shared.store.replica import replicate_version
 from shared.stats import decide_promotion, evaluate_pairs
+
+log = logging.getLogger(__name__)
 
 
 def match_job(payload: dict, worker: WorkerContext) -> dict:
     """Play each listed opening twice (A first, then B first) between two player specs.
 
     payload: a MatchPayload as a JSON dict. Returns a MatchChunkResult as a JSON dict: {"pairs": [{"opening",
-    "scores": [A's points as first player, A's points as second]}], "seconds"}.
+    "scores": [A's points as first player, A's points as second]}], "seconds", "stopped"}. A job canceled while
+    it plays (its gate stopped early, or its flow was interrupted: services.job_cancel) stops before its next turn
+    and returns no pairs, with "stopped" true.
     """
     job = MatchPayload.model_validate(payload)
     cfg = job.config
@@ -35,10 +43,17 @@ def match_job(payload: dict, worker: WorkerContext) -> dict:
         for spec in (parse_player_spec(job.player_a), parse_player_spec(job.player_b)):
             if spec.kind == "version":
                 replicate_version(store, layout, spec.value)
-    paired = play_match_chunk(game, job.player_a, job.player_b, search=cfg.match_search_config(job.simulations),
-                              opening_indices=job.opening_indices, num_openings=job.num_openings,
-                              opening_seed=cfg.gate.opening_seed, seed=job.seed, registry_dir=layout.registry_dir,
-                              device=worker.device)
+    start = time.perf_counter()
+    try:
+        paired = play_match_chunk(game, job.player_a, job.player_b, search=cfg.match_search_config(job.simulations),
+                                  opening_indices=job.opening_indices, num_openings=job.num_openings,
+                                  opening_seed=cfg.gate.opening_seed, seed=job.seed,
+                                  registry_dir=layout.registry_dir, device=worker.device, stop=cancel_check())
+    except MatchStopped as stopped:
+        seconds = round(time.perf_counter() - start, 3)
+        log.info("match chunk canceled (its match no longer needs it): stopped after %d turns, %.1f s",
+                 stopped.turns, seconds)
+        return MatchChunkResult(pairs=[], seconds=seconds, stopped=True).model_dump(mode="json")
     pairs = [PairScores(opening=k, scores=tuple(row)) for k, row in zip(paired.openings, paired.game_scores.tolist())]
     return MatchChunkResult(pairs=pairs, seconds=paired.seconds).model_dump(mode="json")
 

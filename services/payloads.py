@@ -194,6 +194,7 @@ class PairScores(_Frozen):
 class MatchChunkResult(_Frozen):
     pairs: list[PairScores]
     seconds: float
+    stopped: bool = False      # canceled while it played: no pairs (services.job_cancel)
 
 
 class RegistryChangePayload(_Frozen):

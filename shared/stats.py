@@ -12,6 +12,13 @@ so this is the conservative (widest-variance) choice; e.g. 50 pairs all won give
 
 All pair scores are handled exactly in quarter units (integers 0..4).
 
+Early stopping has two rules. The exact one (`forced_decision`) stops when no result of the remaining pairs can
+change the final decision. The sequential one (`clear_decision`, Haybittle-Peto) stops when the interval of
+the pairs played so far at a much higher confidence (the gate's 99.9%) already lies on one side of the threshold:
+each interim look then spends at most (1 - 0.999) / 2 of false decisions, so a gate with a look after each of its
+chunks keeps close to the 95% interval's error rate (measured in tests/runtime/test_stats.py), and a clear result
+ends after a few chunks instead of most of them.
+
 `bootstrap_mean` is the ablations' interval (cli/bench/ablation.py): the mean of per-position figures with a
 bootstrap percentile interval over the positions.
 """
@@ -24,6 +31,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
+#: The fewest pairs before the sequential early stop may look (the t interval needs a few pairs to be sound).
+EARLY_STOP_MIN_PAIRS = 20
 PROMOTION_RULES = ("ci_low_above", "score_above")
 
 
@@ -260,16 +269,52 @@ def forced_decision(partial_pair_scores: np.ndarray, total_pairs: int, rule: str
     return None
 
 
-def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float,
-                   draws_may_promote: bool = False) -> bool:
-    """True when no result of the remaining total_pairs - k pairs can change the decision of
-    `decide_promotion(rule, threshold, promote_all_draws)` on the full match (best and worst cases checked
-    exactly). draws_may_promote: promote_all_draws is set and every game so far was drawn, so a match that
-    stays all drawn promotes and a rejection forced by the rule is not final."""
+def clear_decision(partial_pair_scores: np.ndarray, rule: str, threshold: float, confidence: float,
+                   min_pairs: int = EARLY_STOP_MIN_PAIRS) -> tuple[bool | None, float, float]:
+    """The sequential stop: (decision, low, high) where low-high is the interval at `confidence` of the mean of
+    partial_pair_scores [k] float (pair means played so far); decision is True when the interval lies above
+    `threshold`, False when below, None when it straddles it or fewer than `min_pairs` pairs were played.
+    Either rule's decision on these pairs agrees: an interval above the threshold has its 95% interval and its
+    mean above it too, and one below has both below."""
+    _check_rule(rule, threshold)
+    if not 0.5 < confidence < 1.0:
+        raise StatsError(f"confidence must be in (0.5, 1), got {confidence}")
+    partial = np.asarray(partial_pair_scores, np.float64).reshape(-1)
+    if partial.size < max(2, min_pairs):
+        return None, 0.0, 1.0
+    low, high, _ = pair_interval(partial, confidence)
+    if low > threshold:
+        return True, low, high
+    if high < threshold:
+        return False, low, high
+    return None, low, high
+
+
+def early_stop_reason(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float,
+                      draws_may_promote: bool = False, confidence: float | None = None) -> str | None:
+    """Why a match of `total_pairs` pairs may stop after the pairs played so far (partial_pair_scores [k] float),
+    as a phrase for its report, or None when it must go on: the exact stop (forced_decision), then, with
+    `confidence`, the sequential one (clear_decision). draws_may_promote: promote_all_draws is set and every
+    game so far was drawn, so a match that stays all drawn promotes and no rejection is final."""
     forced = forced_decision(partial_pair_scores, total_pairs, rule, threshold)
-    if forced is False and draws_may_promote:
-        return False
-    return forced is not None
+    if forced is not None and not (forced is False and draws_may_promote):
+        return "the remaining pairs could not change the decision"
+    if confidence is None:
+        return None
+    clear, low, high = clear_decision(partial_pair_scores, rule, threshold, confidence)
+    if clear is None or (clear is False and draws_may_promote):
+        return None
+    return (f"the {100 * confidence:g}% interval of the pairs played, {low:.3f}-{high:.3f}, was already "
+            f"{'above' if clear else 'below'} {threshold} (sequential stop: gate.early_stop_confidence)")
+
+
+def can_stop_early(partial_pair_scores: np.ndarray, total_pairs: int, rule: str, threshold: float,
+                   draws_may_promote: bool = False, confidence: float | None = None) -> bool:
+    """True when early_stop_reason (same arguments) gives a reason to stop: without `confidence`, when no result
+    of the remaining total_pairs - k pairs can change the decision of `decide_promotion(rule, threshold,
+    promote_all_draws)` on the full match (best and worst cases checked exactly)."""
+    return early_stop_reason(partial_pair_scores, total_pairs, rule, threshold, draws_may_promote,
+                             confidence) is not None
 
 
 def bootstrap_mean(values: np.ndarray, confidence: float = CONFIDENCE, resamples: int = 4000,

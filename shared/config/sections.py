@@ -284,6 +284,12 @@ class GateSection(Section):
     early_stop: bool = Field(
         default=True, description="Stop the gate once the remaining pairs cannot change the decision."
     )
+    early_stop_confidence: OptionalFloat = Field(
+        default=0.999, ge=0.95, lt=1,
+        description="With early_stop, also stop once the interval of the pairs played so far (20 or more) at this "
+        "confidence lies on one side of the threshold (a sequential test: each look costs at most (1 - this) / 2 "
+        'of false decisions); "none" = stop only when the remaining pairs cannot change the decision.',
+    )
     anchor: OptionalStr = Field(
         default="pure-mcts:1000",
         description='Fixed baseline each new best plays, as a player spec: "pure-mcts:N", "random", '

@@ -5,11 +5,13 @@ player A on the first player's side (+1 stones), odd j has B there. Games 2k and
 colours swapped); `MatchResult.game_scores` gives A's points per game (win 1, draw 0.5, loss 0) pair by pair,
 and shared.stats turns them into pair scores and W/D/L.
 At each turn the unfinished games are grouped by the player to move and each player is called once with its
-group's states.
+group's states. A `stop` callable, asked before every turn, can end a match half-way (MatchStopped): a gate
+that no longer needs a chunk stops it (services.gatekeeper.match_job).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -19,7 +21,15 @@ from shared.search.errors import ArenaError
 from shared.search.openings import opening_plan
 from shared.search.selfplay import game_length_bound
 
-__all__ = ["MatchGame", "MatchResult", "play_match"]
+__all__ = ["MatchGame", "MatchResult", "MatchStopped", "play_match"]
+
+
+class MatchStopped(Exception):
+    """play_match's `stop` said True: the match ended before its games did (they have no results)."""
+
+    def __init__(self, turns: int) -> None:
+        super().__init__(f"match stopped after {turns} turns")
+        self.turns = turns
 
 
 @dataclass
@@ -81,8 +91,9 @@ def _ask_players(game: Game, players: tuple[Player, Player], states: np.ndarray,
 
 
 def play_match(game: Game, player_a: Player, player_b: Player, openings: list[list[int]],
-               games_per_opening: int = 2) -> MatchResult:
-    """Play every opening `games_per_opening` times (an even number >= 2), colours alternating; see module doc."""
+               games_per_opening: int = 2, stop: Callable[[], bool] | None = None) -> MatchResult:
+    """Play every opening `games_per_opening` times (an even number >= 2), colours alternating; see module doc.
+    MatchStopped as soon as `stop()` says True before a turn (None: never stop)."""
     if games_per_opening < 2 or games_per_opening % 2:
         raise ArenaError(f"games_per_opening must be an even number >= 2 (got {games_per_opening})")
     if not openings:
@@ -94,9 +105,11 @@ def play_match(game: Game, player_a: Player, player_b: Player, openings: list[li
     active = ~game.is_terminal(states)
     player_a.reset()
     player_b.reset()
-    for _ in range(game_length_bound(game)):
+    for turn in range(game_length_bound(game)):
         if not active.any():
             break
+        if stop is not None and stop():
+            raise MatchStopped(turn)
         actions = _ask_players(game, (player_a, player_b), states, active, a_first)
         idx = np.flatnonzero(active)
         states[idx] = game.step(states[idx], actions[idx])

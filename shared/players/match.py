@@ -74,18 +74,20 @@ def close_players(*players) -> None:
 
 def play_match_chunk(game: Game, spec_a: str, spec_b: str, *, search: SearchConfig, opening_indices: list[int],
                      num_openings: int, opening_seed: int, seed: int, registry_dir: Path | None = None,
-                     device: str = "cpu") -> PairedGames:
+                     device: str = "cpu", stop: Callable[[], bool] | None = None) -> PairedGames:
     """Play openings `opening_indices` (of the `num_openings`-opening set) twice each, A first then B first.
 
     Network players search with `search`; A gets rng seed `seed`, B `seed + 1`. Raises PlayerSpecError,
-    RegistryError, ModelFileError or GameError when a player cannot be built. Players are closed at the end.
+    RegistryError, ModelFileError or GameError when a player cannot be built, and shared.players.arena.MatchStopped
+    when `stop()` says True before a turn (None: never). Players are closed at the end.
     """
     openings = opening_set(game, num_openings, seed=opening_seed)
     player_a = build_player(spec_a, game, search=search, registry_dir=registry_dir, device=device, seed=seed)
     player_b = build_player(spec_b, game, search=search, registry_dir=registry_dir, device=device, seed=seed + 1)
     start = time.perf_counter()
     try:
-        result = play_match(game, player_a, player_b, [openings[i] for i in opening_indices], games_per_opening=2)
+        result = play_match(game, player_a, player_b, [openings[i] for i in opening_indices], games_per_opening=2,
+                            stop=stop)
     finally:
         close_players(player_a, player_b)
     return PairedGames(list(opening_indices), result.game_scores, round(time.perf_counter() - start, 3))

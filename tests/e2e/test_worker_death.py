@@ -24,19 +24,11 @@ from services.redis_server import ensure_redis
 from services.worker import DEFAULT_HEARTBEAT_S, heartbeat_ttl, live_workers
 from shared.config import PipelineConfig, load_config
 from shared.layout import DataLayout
+from tests.e2e.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300),
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")]
 
-
-def _wait_until(predicate, timeout_s: float, what: str, poll_s: float = 0.05):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(poll_s)
 
 
 def _alive(pid: int) -> bool:
@@ -61,13 +53,13 @@ def test_a_killed_workers_job_runs_again_within_a_minute_with_default_settings(t
         procs = spawn_local_workers(2, redis.url, [QUEUE_SELFPLAY], layout.root, tmp_path / "logs")  # defaults
         connection = connect(redis.url)
         try:
-            _wait_until(lambda: len(live_workers(connection, QUEUE_SELFPLAY)) == 2, 90, "two workers", 0.2)
+            wait_until(lambda: len(live_workers(connection, QUEUE_SELFPLAY)) == 2, 90, "two workers", 0.2)
             enqueue(connection, spec)
-            entry = _wait_until(lambda: connection.zrange(f"rq:wip:{QUEUE_SELFPLAY}", 0, -1), 60, "the job to start")
+            entry = wait_until(lambda: connection.zrange(f"rq:wip:{QUEUE_SELFPLAY}", 0, -1), 60, "the job to start")
             # kill it once it runs: rq lists the execution a moment before it marks the job started, and a worker
             # killed in between leaves a QUEUED job that only a waiter with the jobs' specs redoes (wait_for_jobs'
             # orphan check, which the pipeline's waits have and this bare wait has not)
-            _wait_until(lambda: Job.fetch(job_id, connection=connection, serializer=JSONSerializer).get_status()
+            wait_until(lambda: Job.fetch(job_id, connection=connection, serializer=JSONSerializer).get_status()
                         == JobStatus.STARTED, 60, "the job to be running", 0.05)
             execution = entry[0].decode().rsplit(":", 1)[1]
             worker_name = connection.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
@@ -104,15 +96,15 @@ def test_kill_9_of_the_parent_leaves_no_worker_and_no_listening_ghost(tmp_path: 
         try:
             pids = [int(p) for p in parent.stdout.readline().split()]
             connection = connect(redis.url)
-            _wait_until(lambda: len(live_workers(connection, QUEUE_SELFPLAY)) == 2, 90, "two live workers", 0.2)
+            wait_until(lambda: len(live_workers(connection, QUEUE_SELFPLAY)) == 2, 90, "two live workers", 0.2)
             parent.kill()          # kill -9 of the parent (a process this test started)
             parent.wait(timeout=10)
             killed_at = time.monotonic()
-            _wait_until(lambda: not any(_alive(pid) for pid in pids), 10, "the workers to die with their parent")
+            wait_until(lambda: not any(_alive(pid) for pid in pids), 10, "the workers to die with their parent")
             gone_s = time.monotonic() - killed_at
             # killed outright, they left their registrations behind: rq still lists them, a rerun must not count them
             assert len(Worker.all(connection=connection)) == 2
-            _wait_until(lambda: live_workers(connection, QUEUE_SELFPLAY) == [], heartbeat_ttl(1) + 5,
+            wait_until(lambda: live_workers(connection, QUEUE_SELFPLAY) == [], heartbeat_ttl(1) + 5,
                         "the ghost registrations to stop counting", 0.2)
         finally:
             if parent.poll() is None:

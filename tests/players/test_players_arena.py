@@ -7,7 +7,7 @@ import pytest
 from shared.games import GameError, make_game
 from shared.games.base import F_WINNER
 from shared.games.tictactoe.minimax import MinimaxPlayer
-from shared.players.arena import play_match
+from shared.players.arena import MatchStopped, play_match
 from shared.players.player import MCTSPlayer, PureMCTSPlayer, RandomPlayer
 from shared.search import ArenaError, RolloutEvaluator, SearchConfig, opening_set
 from shared.stats import evaluate_pairs
@@ -101,3 +101,19 @@ def test_mcts_player_and_rollout_values() -> None:
     assert game.is_terminal(finals).all()
     _, start_values = rollout(game.initial_states(400))
     assert 0.1 < start_values.mean() < 0.5                          # random play favours the first player
+
+
+def test_a_match_stops_before_the_turn_at_which_stop_says_so() -> None:
+    game = make_game("connect4")
+    player = FirstLegalPlayer(game)
+    asked = []
+
+    def stop_at_turn_3() -> bool:
+        asked.append(len(player.batches))
+        return len(asked) > 3
+
+    with pytest.raises(MatchStopped) as stopped:
+        play_match(game, player, RandomPlayer(game, np.random.default_rng(5)), [[]] * 2, stop=stop_at_turn_3)
+    assert stopped.value.turns == 3 and asked == [0, 1, 2, 3]       # asked before every turn, none played after
+    never = play_match(game, player, RandomPlayer(game, np.random.default_rng(5)), [[]] * 2, stop=lambda: False)
+    assert all(game.is_terminal(game.play_moves(g.moves))[0] for g in never.games)

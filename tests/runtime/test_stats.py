@@ -1,5 +1,6 @@
 """Gate statistics: Elo, paired t intervals (checked against scipy and by hand), fallback, decisions,
-and exact early stopping (checked against brute-force enumeration of every completion)."""
+exact early stopping (checked against brute-force enumeration of every completion) and the sequential stop
+(its error rate simulated)."""
 from __future__ import annotations
 
 import itertools
@@ -10,9 +11,13 @@ import pytest
 from scipy import stats as scipy_stats
 
 from shared.stats import (
+    EARLY_STOP_MIN_PAIRS,
     StatsError,
+    _interval_from_moments,
     can_stop_early,
+    clear_decision,
     decide_promotion,
+    early_stop_reason,
     elo_from_score,
     evaluate_pairs,
     forced_decision,
@@ -211,3 +216,68 @@ def test_early_stop_on_constructed_sequences():
     with pytest.raises(StatsError, match="total_pairs"):
         forced_decision([1.0] * 3, 2, "score_above", 0.5)
     assert math.isclose(1.0 / (1.0 + 10.0 ** (-elo_from_score(0.6) / 400.0)), 0.6)
+
+
+def test_sequential_stop_on_constructed_sequences():
+    assert clear_decision([1.0] * 20, "ci_low_above", 0.5, 0.999)[0] is True
+    assert clear_decision([0.0] * 20, "score_above", 0.55, 0.999)[0] is False
+    assert clear_decision([1.0] * (EARLY_STOP_MIN_PAIRS - 1), "ci_low_above", 0.5, 0.999)[0] is None   # too few
+    mixed = [0.25, 0.75] * 30 + [1.0] * 5                      # mean 0.54: its 99.9% interval straddles 0.5
+    decision, low, high = clear_decision(mixed, "ci_low_above", 0.5, 0.999)
+    assert decision is None and (low, high) == pair_interval(mixed, 0.999)[:2] and low < 0.5 < high
+    # 0.65 over 80 pairs: no completion is ruled out by the exact stop, the 99.9% interval is above 0.5
+    strong = [1.0] * 34 + [0.75] * 10 + [0.5] * 16 + [0.25] * 10 + [0.0] * 10
+    assert forced_decision(strong, 200, "ci_low_above", 0.5) is None
+    assert early_stop_reason(strong, 200, "ci_low_above", 0.5) is None
+    reason = early_stop_reason(strong, 200, "ci_low_above", 0.5, confidence=0.999)
+    assert reason.startswith("the 99.9% interval of the pairs played") and "above 0.5" in reason
+    assert can_stop_early(strong, 200, "ci_low_above", 0.5, confidence=0.999)
+    with pytest.raises(StatsError, match="confidence"):
+        clear_decision(strong, "ci_low_above", 0.5, 1.0)
+
+
+def test_sequential_stop_never_rejects_a_match_that_may_still_promote_all_drawn():
+    drawn = [0.5] * 400               # 99.9% interval about 0.42-0.58: clearly below 0.6
+    assert clear_decision(drawn, "score_above", 0.6, 0.999)[0] is False
+    assert early_stop_reason(drawn, 500, "score_above", 0.6, confidence=0.999) is not None
+    assert early_stop_reason(drawn, 500, "score_above", 0.6, draws_may_promote=True, confidence=0.999) is None
+
+
+def _simulated_gates(probabilities, matches: int, pairs: int, looks: list[int], confidence: float | None,
+                     seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Matches of `pairs` pairs (pair scores in quarters drawn with `probabilities`), the ci_low_above 0.5 rule,
+    a sequential look at `confidence` after each count of pairs in `looks`. Returns (decision [M] bool, pairs
+    played [M] int, the decision of the full match [M] bool)."""
+    rng = np.random.default_rng(seed)
+    quarters = rng.choice(5, size=(matches, pairs), p=probabilities).astype(np.int64)
+    qsum, qsq = np.cumsum(quarters, axis=1), np.cumsum(quarters * quarters, axis=1)
+    full = _interval_from_moments(pairs, qsum[:, -1], qsq[:, -1])[0] > 0.5
+    decision, played = full.copy(), np.full(matches, pairs)
+    open_ = np.ones(matches, bool)
+    for look in looks if confidence is not None else []:
+        low, high, _ = _interval_from_moments(look, qsum[:, look - 1], qsq[:, look - 1], confidence)
+        stop = open_ & ((low > 0.5) | (high < 0.5))
+        decision[stop], played[stop] = low[stop] > 0.5, look
+        open_ &= ~stop
+    return decision, played, full
+
+
+def test_sequential_stop_keeps_the_gates_error_rate():
+    """Simulated 200-pair gates (the default 400 games) with a look after each 25 pairs (8 chunks): under the
+    null (a candidate exactly as strong) the 99.9% looks add at most half a point of false promotions to the
+    95% interval's ~2.5%, where 95% looks would more than double them; a clearly better candidate (0.6) gets the
+    full match's decision in at least 99% of the gates, after about half the pairs."""
+    looks = list(range(25, 200, 25))
+    null = [0.15, 0.15, 0.4, 0.15, 0.15]
+    final_only = _simulated_gates(null, 20_000, 200, looks, None, seed=1)[0].mean()
+    sequential = _simulated_gates(null, 20_000, 200, looks, 0.999, seed=1)[0].mean()
+    naive = _simulated_gates(null, 20_000, 200, looks, 0.95, seed=1)[0].mean()
+    assert 0.015 < final_only < 0.035
+    assert final_only <= sequential <= final_only + 0.005
+    assert naive > 2 * final_only
+    better = [0.08, 0.12, 0.35, 0.2, 0.25]                  # mean 0.605
+    decision, played, full = _simulated_gates(better, 20_000, 200, looks, 0.999, seed=2)
+    assert (decision == full).mean() >= 0.99 and played.mean() < 0.6 * 200
+    print(f"\nnull: false promotions {final_only:.4f} (95% at the end only), {sequential:.4f} (99.9% looks), "
+          f"{naive:.4f} (95% looks); 0.605: agrees with the full match {(decision == full).mean():.4f}, "
+          f"{played.mean():.1f} of 200 pairs played")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.gate import gate_line, gate_table_row
+from flows.gate import gate_line, gate_table_row, report_markdown
 from services.gatekeeper import match_job, summarize_match
 from shared.players.match import split_openings
 from tests.services.conftest import match_payload
@@ -98,6 +98,17 @@ def test_gate_line_says_why_it_promoted_or_rejected() -> None:
     assert drawn["reason"].startswith(drawn["why"])          # the registry records the same cause, with figures
     weak = {**summarize_match([_chunk([[0.5, 0.0]] * 10 + [[1.0, 0.5]] * 6)], "score_above", 0.55), **ids}
     assert gate_line(weak).endswith(f"-> reject (score {weak['score']:.3f} not above 0.55)")
+
+
+def test_an_early_stopped_gate_says_after_how_many_pairs_and_why() -> None:
+    ids = {"generation": 2, "candidate": "000003", "best": "000002"}
+    reason = "the 99.9% interval of the pairs played, 0.550-0.930, was already above 0.5 (sequential stop: ...)"
+    report = {**summarize_match([_chunk([[1.0, 1.0]] * 20 + [[1.0, 0.0]] * 5)], "ci_low_above", 0.5), **ids,
+              "early_stopped": True, "early_reason": reason, "planned_pairs": 200}
+    assert "W/D/L 45/0/5 (stopped after 25 of 200 pairs), score" in gate_line(report)
+    assert f"Stopped early after 25 of 200 pairs: {reason}." in report_markdown("Generation 2 gate", report)
+    exact = {**report, "early_reason": None}
+    assert "pairs: the remaining pairs could not change the decision." in report_markdown("gate", exact)
 
 
 def test_gate_table_row_is_rounded_with_short_columns() -> None:
