@@ -24,7 +24,8 @@ from shared.layout import DataLayout, redis_url_file
 from shared.phase import read_phase
 from shared.registry import ModelRegistry
 from tests.e2e.test_chaos import AofRedis
-from tests.e2e.test_worker_death import _alive, _wait_until
+from tests.e2e.test_worker_death import _alive
+from tests.e2e.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400),
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")]
@@ -71,7 +72,7 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     run, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(tmp_path / "data"),
                          *TINY], _env(), tmp_path, session=True)
     try:
-        _wait_until(lambda: any("self-play" in line for line in lines), 120, "the first self-play jobs", 0.2)
+        wait_until(lambda: any("self-play" in line for line in lines), 120, "the first self-play jobs", 0.2)
         children = _children(run.pid)
         assert len(children) >= 3, children          # the private redis-server and two workers
         if sig == signal.SIGINT:   # Ctrl-C in a terminal: the whole foreground process group gets it
@@ -84,7 +85,7 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     finally:
         if run.poll() is None:
             run.kill()
-    _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
+    wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
     text = "".join(lines)
     assert "Traceback" not in text
     data = tmp_path / "data"
@@ -104,7 +105,7 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     rerun, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(data), *TINY],
                           _env(), tmp_path)
     try:
-        _wait_until(lambda: any("generation" in line and "to run" in line for line in lines), 120, "the resume line")
+        wait_until(lambda: any("generation" in line and "to run" in line for line in lines), 120, "the resume line")
         assert "resuming tictactoe: 0 of 3 generations done; 3 to run" in "".join(lines)
         assert redis_url_file(data).exists()          # the rerun's private Redis, for `zeroforge status`
     finally:
@@ -131,7 +132,7 @@ def test_ctrl_c_in_the_last_generation_then_the_same_command_runs_only_that_one_
             "--set", "selfplay.games_per_job=256"]
     run, lines = _start(args, _env(), tmp_path, session=True)
     try:
-        _wait_until(lambda: any("gen 2 self-play: 0/2 jobs done" in line for line in lines), 360,
+        wait_until(lambda: any("gen 2 self-play: 0/2 jobs done" in line for line in lines), 360,
                     "generation 2's self-play", 0.1)
         children = _children(run.pid)
         redis_pids = [pid for pid in children if "redis-server" in _cmdline(pid)]
@@ -146,7 +147,7 @@ def test_ctrl_c_in_the_last_generation_then_the_same_command_runs_only_that_one_
     finally:
         if run.poll() is None:
             run.kill()
-    _wait_until(lambda: not any(_alive(pid) for pid in redis_pids + worker_pids), 5, "Redis and the workers to stop")
+    wait_until(lambda: not any(_alive(pid) for pid in redis_pids + worker_pids), 5, "Redis and the workers to stop")
     text = "".join(lines)
     print(f"\nCtrl-C in generation 2's self-play: the run, its workers and its Redis stopped {stop_s:.1f} s later")
     for bad in ("Traceback", "Crash detected", "did not stop within", "RedisLostError"):
@@ -187,9 +188,9 @@ def test_a_run_without_workers_warns_within_30_s_naming_the_queue_and_the_comman
     run, lines = _start(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(data), *TINY,
                          "--no-local-workers"], _env(), tmp_path)
     try:
-        _wait_until(lambda: any("self-play: 0/2 jobs done" in line for line in lines), 180, "the self-play jobs", 0.2)
+        wait_until(lambda: any("self-play: 0/2 jobs done" in line for line in lines), 180, "the self-play jobs", 0.2)
         waiting = time.monotonic()
-        warning = _wait_until(lambda: [line for line in lines if line.startswith("warning: no worker")], 60,
+        warning = wait_until(lambda: [line for line in lines if line.startswith("warning: no worker")], 60,
                               "the no-worker warning", 0.2)
         warned_s = time.monotonic() - waiting
         assert warning[0].strip() == (f"warning: no worker listens on queue selfplay; start one with: zeroforge worker "
@@ -224,7 +225,7 @@ def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_fi
     try:
         run, lines = _start(args, env, tmp_path)
         client = server.client()
-        entry = _wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1), 120, "a self-play job to start")
+        entry = wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1), 120, "a self-play job to start")
         job_id, execution = entry[0].decode().rsplit(":", 1)
         name = client.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
         os.kill(int(client.hget(f"rq:worker:{name}", "pid")), signal.SIGKILL)   # the run's worker: ours to kill
@@ -255,7 +256,7 @@ def test_a_prefect_server_that_stops_answering_does_not_hang_the_run(tmp_path: P
         start = time.monotonic()
         run, lines = _start(["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"),
                              *TINY], _env(PREFECT_API_URL=api, PREFECT_API_REQUEST_TIMEOUT="3"), tmp_path)
-        _wait_until(lambda: _children(run.pid), 60, "the run's children")
+        wait_until(lambda: _children(run.pid), 60, "the run's children")
         children = _children(run.pid)
         assert run.wait(timeout=180) == 1
         seconds = time.monotonic() - start
@@ -265,7 +266,7 @@ def test_a_prefect_server_that_stops_answering_does_not_hang_the_run(tmp_path: P
     assert f"prefect: reporting to {api}" in text
     errors = [line for line in text.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and "rerun the same command to resume" in errors[0] and "Traceback" not in text, text
-    _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
+    wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's redis-server and workers to stop")
     print(f"\nPrefect server that never answers: the run stopped after {seconds:.0f} s")
 
 
@@ -279,7 +280,7 @@ def test_redis_gone_for_longer_than_the_outage_budget_stops_the_run_in_one_line_
     try:
         run, lines = _start(args, env, tmp_path)
         client = server.client()
-        _wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1) or client.zcard("rq:finished:selfplay"), 120,
+        wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1) or client.zcard("rq:finished:selfplay"), 120,
                     "self-play to begin")
         children = [pid for pid in _children(run.pid)]
         server.kill()
@@ -290,7 +291,7 @@ def test_redis_gone_for_longer_than_the_outage_budget_stops_the_run_in_one_line_
         errors = [line for line in text.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1 and "unreachable for" in errors[0] and "rerun the same command" in errors[0], text
         assert "Traceback" not in text and server.password not in text
-        _wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's workers to stop")
+        wait_until(lambda: not any(_alive(pid) for pid in children), 15, "the run's workers to stop")
         server.start()
         rerun, lines = _start(args, env, tmp_path)
         assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])

@@ -24,7 +24,7 @@ from shared.layout import DataLayout, redis_url_file
 from shared.phase import write_phase
 from tests.e2e.test_chaos import AofRedis
 from tests.e2e.test_run_lifecycle import _env
-from tests.e2e.test_worker_death import _wait_until
+from tests.e2e.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -50,13 +50,13 @@ def test_status_lists_workers_jobs_and_the_phase_and_forgets_a_killed_worker(tmp
     env = _env(REDIS_URL=server.url)
     procs = spawn_local_workers(1, server.url, list(ALL_QUEUES), data, tmp_path / "logs", heartbeat_s=1)
     try:
-        first = _wait_until(lambda: _json(data, env)["workers"], 90, "the worker to show", 0.5)
+        first = wait_until(lambda: _json(data, env)["workers"], 90, "the worker to show", 0.5)
         worker = first[0]
         assert worker["device"] == "cpu" and worker["host"] == socket.gethostname() and worker["pid"] == procs[0].pid
         assert worker["queues"] == list(ALL_QUEUES) and worker["heartbeat_age_s"] <= 4
         Queue("eval", connection=server.client(), serializer=JSONSerializer).enqueue_call(
             func="os.getcwd", kwargs={"payload": {}}, job_id="zf-test-refused")
-        failed = _wait_until(lambda: _json(data, env)["failed"], 60, "the refused job to fail", 0.5)
+        failed = wait_until(lambda: _json(data, env)["failed"], 60, "the refused job to fail", 0.5)
         assert failed[0]["id"] == "zf-test-refused" and failed[0]["queue"] == "eval"
         assert "RefusedJobError: job zf-test-refused refused: 'os.getcwd'" in failed[0]["error"]
         shown = _json(data, env)
@@ -68,7 +68,7 @@ def test_status_lists_workers_jobs_and_the_phase_and_forgets_a_killed_worker(tmp
         assert "RefusedJobError" in table.stdout and server.password not in table.stdout
         os.kill(procs[0].pid, signal.SIGKILL)          # our worker, started above
         killed_at = time.monotonic()
-        _wait_until(lambda: not _json(data, env)["workers"], 60, "the killed worker to disappear", 0.5)
+        wait_until(lambda: not _json(data, env)["workers"], 60, "the killed worker to disappear", 0.5)
         gone_s = time.monotonic() - killed_at
     finally:
         stop_processes(procs)
