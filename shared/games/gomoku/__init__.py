@@ -65,8 +65,9 @@ def _config_defaults(name: str) -> dict[str, dict[str, Any]] | None:
     return {
         "search": {"simulations": sims, "dirichlet_alpha": alpha, "temperature_moves": temp_moves},
         "selfplay": {"games_per_job": games, "jobs_per_generation": jobs},
-        "train": {  # replay window: ~5k positions per board cell
+        "train": {  # replay window: ~5k positions per board cell; 2 threads: the other local worker waits
             "batch_size": 256, "steps_per_generation": steps, "replay_window_positions": 5_000 * cells,
+            "torch_threads": 2,
         },
         "gate": {"games": 400, "simulations": gate_sims, "jobs": 2, "anchor_games": 20},
     }

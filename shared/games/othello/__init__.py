@@ -17,19 +17,21 @@ __all__ = ["FAMILY", "Othello"]
 #: flattening the prior in wide middle-game positions; 0.5 on 6x6. The anchor is `weights` (the classic
 #: square-weights player, weights.py): cheap, and a fixed, well-known yardstick for that game.
 _CONFIG = {
-    # CPU-sized like the other presets: 2 jobs of 128 games at 100 simulations and a 32-simulation gate in 8
-    # chunks (its early stop can cut it short); a GPU-sized preset would be 512 games at 200 simulations and a
+    # CPU-sized like the other presets: 2 jobs of 128 games at 100 simulations, training on 2 torch threads (the
+    # other local worker waits meanwhile) and a 32-simulation gate in 8 chunks (its early stop can cut it short); a GPU-sized preset would be 512 games at 200 simulations and a
     # 100-simulation gate: 4x the self-play simulations per generation and 3x the gate's per game
     "othello": {
         "search": {"simulations": 100, "dirichlet_alpha": 0.3, "temperature_moves": 10},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 2},
-        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 500_000},
+        "train": {"batch_size": 256, "steps_per_generation": 400, "replay_window_positions": 500_000,
+                  "torch_threads": 2},
         "gate": {"games": 400, "simulations": 32, "jobs": 8},
     },
     "othello-6x6": {
         "search": {"simulations": 128, "dirichlet_alpha": 0.5, "temperature_moves": 6},
         "selfplay": {"games_per_job": 128, "jobs_per_generation": 4},
-        "train": {"batch_size": 256, "steps_per_generation": 800, "replay_window_positions": 200_000},
+        "train": {"batch_size": 256, "steps_per_generation": 800, "replay_window_positions": 200_000,
+                  "torch_threads": 2},
         "gate": {"games": 400, "simulations": 64, "jobs": 4},
     },
 }
