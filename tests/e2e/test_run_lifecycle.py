@@ -215,12 +215,14 @@ def _flow_run_states(data: Path) -> dict[str, str]:
 def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_finishes(tmp_path: Path) -> None:
     server = AofRedis(tmp_path / "redis")
     server.start()
-    # Self-play jobs long enough (about 5 s each here) that the kill below lands inside one: the run ends well only
-    # when both of the generation's jobs finish between seeing the first start and the kill. With 512 games at 8
-    # simulations (0.5 s a job) a loaded CI machine once stalled the test that long.
+    # A self-play job long enough (about 5 s here) that the kill below lands inside it (with 512 games at 8
+    # simulations, 0.5 s a job, a loaded CI machine once stalled the test that long). One job a generation: with a
+    # second one, the restarted worker could take it and be stopped with the failing run, leaving it started
+    # with no retry for the rerun (seen once on a slow CI machine).
     args = ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"), *TINY,
             "--set", "pipeline.job_retries=0", "--set", "pipeline.local_workers=1",
-            "--set", "selfplay.games_per_job=4096", "--set", "search.simulations=64"]
+            "--set", "selfplay.games_per_job=4096", "--set", "search.simulations=64",
+            "--set", "selfplay.jobs_per_generation=1"]
     env = _env(REDIS_URL=server.url)
     try:
         run, lines = _start(args, env, tmp_path)
