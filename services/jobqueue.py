@@ -12,13 +12,17 @@ Recovery, all driven from the waiting side:
 - Redis going away is ridden out: every Redis call of `enqueue` and `wait_for_jobs` is retried with
   back-off for up to `RedisPatience.outage_s` (one log line when it goes, one when it is back), then
   RedisLostError says so in one line; the jobs' state stays in Redis (or is redone), so a rerun resumes;
-- a job that vanished from Redis (a restart without persistence) is enqueued again when its JobSpec is known.
+- a job that vanished from Redis (a restart without persistence) is enqueued again when its JobSpec is known;
+- a job that an earlier run's worker left running when that run was stopped or killed, and that fails for that
+  reason once this program waits for it, is enqueued again with all its tries (as a rerun does with every failed
+  job): the earlier run's try does not count against this one.
 
 The Redis URL comes from the process environment (ZEROFORGE_REDIS_URL, else REDIS_URL), never from a flow
 parameter, so that a password never lands in Prefect's database.
 """
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import time
@@ -41,6 +45,9 @@ from services.progress import META_KEY as PROGRESS_KEY
 from services.redis_server import redact_url
 
 log = logging.getLogger(__name__)
+
+#: When this program started (UTC): a job whose abandoned try began before it was left by an earlier run.
+PROGRAM_STARTED_AT = datetime.datetime.now(datetime.timezone.utc)
 
 QUEUE_SELFPLAY = "selfplay"
 QUEUE_TRAIN = "train"
@@ -281,6 +288,14 @@ def failure_text(job: Job) -> str:
     return last
 
 
+def abandoned_before_this_program(job: Job) -> bool:
+    """True for a failed `job` whose last try was abandoned (its worker stopped heartbeating) and had begun before
+    this program started: a worker of an earlier run left it, and it is no failure of this run's."""
+    result = job.latest_result()
+    abandoned = result is not None and "AbandonedJobError" in (result.exc_string or "")
+    return abandoned and job.started_at is not None and job.started_at < PROGRAM_STARTED_AT
+
+
 def _orphans(connection: Redis, jobs: dict[str, Job]) -> set[str]:
     """Ids of jobs that no worker can ever finish: QUEUED but in no queue list, or STARTED with no execution
     entry in their queue's StartedJobRegistry (a Redis restart that lost its last writes can leave them)."""
@@ -352,6 +367,12 @@ def wait_for_jobs(
             status = job.get_status(refresh=False)
             if status == JobStatus.FINISHED:
                 results[job_id] = job.return_value()
+            elif status == JobStatus.FAILED and specs is not None and job_id in specs \
+                    and abandoned_before_this_program(job):
+                log.warning("job %s was left running by a worker of an earlier run (stopped or killed); enqueueing "
+                            "it again with all its tries", job_id)
+                _delete_job(connection, job)
+                _enqueue_once(connection, specs[job_id])
             elif status == JobStatus.FAILED:
                 raise JobFailedError(f"job {job_id} failed: {failure_text(job)}")
             elif status in (JobStatus.STOPPED, JobStatus.CANCELED):  # final: no worker will ever run it

@@ -2,7 +2,8 @@
 pipeline stops first, then the workers, then Redis, with no traceback); the same command again finishes the
 generations it asked for, and once they are done says so; `zeroforge status` then answers from the data
 directory; a job that fails all its tries stops it with one line, and running the same command again resumes and
-finishes; a Prefect server that stops answering makes it fail in bounded time, in one line."""
+finishes, as it does after a kill -9 inside a job that has no retries; a Prefect server that stops answering
+makes it fail in bounded time, in one line."""
 from __future__ import annotations
 
 import os
@@ -212,35 +213,69 @@ def _flow_run_states(data: Path) -> dict[str, str]:
     return {name: state for name, state in rows}
 
 
-def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_finishes(tmp_path: Path) -> None:
-    server = AofRedis(tmp_path / "redis")
-    server.start()
-    # A self-play job long enough (about 5 s here) that the kill below lands inside it (with 512 games at 8
-    # simulations, 0.5 s a job, a loaded CI machine once stalled the test that long). One job a generation: with a
-    # second one, the restarted worker could take it and be stopped with the failing run, leaving it started
-    # with no retry for the rerun (seen once on a slow CI machine).
-    args = ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(tmp_path / "data"), *TINY,
+def _long_selfplay_args(data: Path) -> list[str]:
+    """One generation of tic-tac-toe whose one self-play job lasts about 5 s (so that a kill lands inside it; with
+    512 games at 8 simulations, 0.5 s a job, a loaded CI machine once stalled a test that long), one local worker,
+    no retries. One job a generation: with a second one, a restarted worker could take it and be stopped with a
+    failing run, which the rerun redoes after that worker's heartbeat expires (the next test), a slower path."""
+    return ["run", "--game", "tictactoe", "--generations", "1", "--data-dir", str(data), *TINY,
             "--set", "pipeline.job_retries=0", "--set", "pipeline.local_workers=1",
             "--set", "selfplay.games_per_job=4096", "--set", "search.simulations=64",
             "--set", "selfplay.jobs_per_generation=1"]
+
+
+def _running_selfplay_job(client) -> tuple[str, int]:
+    """Wait for a self-play job to start; returns its id and the pid of the worker running it."""
+    entry = wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1), 120, "a self-play job to start")
+    job_id, execution = entry[0].decode().rsplit(":", 1)
+    name = client.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
+    return job_id, int(client.hget(f"rq:worker:{name}", "pid"))
+
+
+def _finishes(args: list[str], env: dict[str, str], cwd: Path, data: Path) -> str:
+    """Run `zeroforge ARGS` to its end; assert it finished generation 1; returns its output."""
+    rerun, lines = _start(args, env, cwd)
+    assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
+    assert "=== zeroforge run finished ===" in "".join(lines)
+    versions = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).list()
+    assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")
+    return "".join(lines)
+
+
+def test_a_job_that_fails_all_its_tries_stops_the_run_in_one_line_and_a_rerun_finishes(tmp_path: Path) -> None:
+    server = AofRedis(tmp_path / "redis")
+    server.start()
+    args = _long_selfplay_args(tmp_path / "data")
     env = _env(REDIS_URL=server.url)
     try:
         run, lines = _start(args, env, tmp_path)
-        client = server.client()
-        entry = wait_until(lambda: client.zrange("rq:wip:selfplay", 0, -1), 120, "a self-play job to start")
-        job_id, execution = entry[0].decode().rsplit(":", 1)
-        name = client.hget(f"rq:execution:{job_id}:{execution}", "worker_name").decode()
-        os.kill(int(client.hget(f"rq:worker:{name}", "pid")), signal.SIGKILL)   # the run's worker: ours to kill
+        job_id, worker_pid = _running_selfplay_job(server.client())
+        os.kill(worker_pid, signal.SIGKILL)            # the run's worker: ours to kill
         assert run.wait(timeout=120) == 1
         text = "".join(lines)
         errors = [line for line in text.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1 and f"job {job_id} failed: its worker stopped heartbeating" in errors[0], text[-3000:]
         assert "rerun the same command to resume" in errors[0] and "Traceback" not in text
-        rerun, lines = _start(args, env, tmp_path)     # at once: the failed job's records are still in Redis
-        assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
-        assert "=== zeroforge run finished ===" in "".join(lines)
-        versions = ModelRegistry(DataLayout(tmp_path / "data", "tictactoe").registry_dir).list()
-        assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")
+        _finishes(args, env, tmp_path, tmp_path / "data")     # at once: the failed job's records are still in Redis
+    finally:
+        server.kill()
+
+
+def test_a_run_killed_inside_a_job_without_retries_is_resumed_by_the_same_command(tmp_path: Path) -> None:
+    """kill -9 of the run (its workers die with it) leaves its job running in a Redis that keeps it; the rerun
+    finds it abandoned once the dead worker's heartbeat expires and runs it again instead of failing."""
+    server = AofRedis(tmp_path / "redis")
+    server.start()
+    args = _long_selfplay_args(tmp_path / "data")
+    env = _env(REDIS_URL=server.url)
+    try:
+        run, lines = _start(args, env, tmp_path, session=True)
+        job_id, worker_pid = _running_selfplay_job(server.client())
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait(timeout=60)
+        wait_until(lambda: not _alive(worker_pid), 15, "the killed run's worker to die with it")
+        out = _finishes(args, env, tmp_path, tmp_path / "data")
+        assert f"job {job_id} was left running by a worker of an earlier run" in out, out[-3000:]
     finally:
         server.kill()
 

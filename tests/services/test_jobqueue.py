@@ -1,6 +1,7 @@
 """services.jobqueue on an in-memory Redis (fakeredis) with an in-process rq SimpleWorker in burst mode."""
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
+import services.jobqueue as jobqueue
 from services.jobqueue import (QUEUE_EVAL, QUEUE_SELFPLAY, JobFailedError, JobsTimeoutError, JobSpec, WaitProgress,
                                enqueue, run_jobs, wait_for_jobs)
 from services.payloads import MatchPayload
@@ -123,6 +125,24 @@ def test_an_abandoned_job_without_retries_fails_the_wait(fake_redis, layout, con
     job_id = _start_and_abandon(fake_redis, QUEUE_EVAL)
     with pytest.raises(JobFailedError, match=f"job {job_id} failed: its worker stopped heartbeating .* no retry left"):
         wait_for_jobs(fake_redis, [job_id], timeout_s=5, poll_s=0.01, queues=(QUEUE_EVAL,))
+
+
+def test_a_job_an_earlier_runs_worker_abandoned_is_enqueued_again_with_all_its_tries(
+        fake_redis, layout, context, config, monkeypatch) -> None:
+    spec = _match_spec(layout, config, "zf-test-left-by-earlier-run", retries=0)
+    enqueue(fake_redis, spec)
+    job_id = _start_and_abandon(fake_redis, QUEUE_EVAL)
+    with pytest.raises(JobFailedError, match="no retry left"):     # abandoned while this program runs: a failure
+        wait_for_jobs(fake_redis, [job_id], timeout_s=5, poll_s=0.01, queues=(QUEUE_EVAL,), specs={job_id: spec})
+    enqueue(fake_redis, spec)                                        # the rerun's enqueue redoes the failed job
+    job_id = _start_and_abandon(fake_redis, QUEUE_EVAL)
+    later = _fetch(fake_redis, job_id).started_at + datetime.timedelta(seconds=1)
+    monkeypatch.setattr(jobqueue, "PROGRAM_STARTED_AT", later)      # this program started after that try began
+    with pytest.raises(JobsTimeoutError):                            # enqueued again; nobody runs it yet
+        wait_for_jobs(fake_redis, [job_id], timeout_s=0.2, poll_s=0.01, queues=(QUEUE_EVAL,), specs={job_id: spec})
+    assert _fetch(fake_redis, job_id).get_status() == JobStatus.QUEUED
+    run_burst_worker(fake_redis, context)
+    assert [p["opening"] for p in wait_for_jobs(fake_redis, [job_id], timeout_s=5, poll_s=0.01)[job_id]["pairs"]] == [0]
 
 
 def test_a_worker_runs_nothing_but_zeroforge_jobs(fake_redis, layout, context, tmp_path) -> None:
