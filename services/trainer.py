@@ -178,8 +178,8 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     curves = StepCurves(layout.tensorboard_run_dir, steps_before(registry, generation))
     threads = torch.get_num_threads()
     try:
-        if cfg.train.torch_threads is not None:
-            torch.set_num_threads(cfg.train.torch_threads)        # for this job only; restored below
+        if cfg.train.torch_threads is not None:      # at least that many, for this job only; restored below
+            torch.set_num_threads(max(threads, cfg.train.torch_threads))
         model, history = _train_loop(game, loaded, window, settings, ckpt, cfg.train.checkpoint_every, job.seed,
                                      worker.device, cfg.train.value_target_mix, on_checkpoint=curves.write,
                                      progress=job_reporter("train", "steps"))

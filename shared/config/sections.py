@@ -214,8 +214,9 @@ class TrainSection(Section):
                                   description="Write a resumable checkpoint every N steps.")
     torch_threads: OptionalInt = Field(
         default=None, ge=1, le=256,
-        description='Torch threads of a training job, for that job only ("none" = the worker\'s own setting); under '
-        "`zeroforge run` the other local workers wait while it trains, so their cores are free for it.",
+        description='At least this many torch threads for a training job, for that job only (a worker started with '
+        'more keeps its own; "none" = the worker\'s own setting); under `zeroforge run` the other local workers wait '
+        "while it trains, so their cores are free for it.",
     )
     value_target_mix: float = Field(
         default=0.0, ge=0, le=1,

@@ -147,7 +147,9 @@ def test_train_settings_carry_every_train_field() -> None:
     assert settings.optimizer == "sgd" and settings.value_weight == 2.0 and settings.augment is False
 
 
-def test_train_torch_threads_hold_for_the_job_only(context, layout, data_dir, with_shard, monkeypatch) -> None:
+@pytest.fixture
+def step_threads(monkeypatch) -> list[int]:
+    """Torch threads seen by each training step of the jobs the test runs."""
     seen: list[int] = []
     real_step = shared_training.train_step
 
@@ -156,10 +158,26 @@ def test_train_torch_threads_hold_for_the_job_only(context, layout, data_dir, wi
         return real_step(*args, **kwargs)
 
     monkeypatch.setattr(trainer, "train_step", recording_step)
+    return seen
+
+
+def test_train_torch_threads_hold_for_the_job_only(context, layout, data_dir, with_shard, step_threads) -> None:
     before = torch.get_num_threads()
-    wanted = 2 if before != 2 else 3
+    wanted = before + 1                            # more than the worker has: the job raises it
     config = tiny_config(**{"train.torch_threads": wanted})
     train_job(train_payload(layout, config, with_shard, generation=1, seed=5), context)
-    assert seen == [wanted] * STEPS
+    assert step_threads == [wanted] * STEPS
     assert torch.get_num_threads() == before
+
+
+def test_train_torch_threads_are_a_floor_a_worker_with_more_keeps_its_own(context, layout, data_dir, with_shard,
+                                                                          step_threads) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)                       # a worker started with --torch-threads 3
+    try:
+        train_job(train_payload(layout, tiny_config(**{"train.torch_threads": 2}), with_shard, generation=1, seed=5),
+                  context)
+        assert step_threads == [3] * STEPS and torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
 
