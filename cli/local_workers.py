@@ -2,7 +2,8 @@
 
 Each worker is `python -m cli worker ...` with the Redis URL in its environment (never on its command line,
 where `ps` would show a password) and the run's data directory as its --data-dir. A local worker dies with the
-process that started it, however that process dies (kill -9 included): Linux sends it SIGKILL (PR_SET_PDEATHSIG).
+process that started it, however that process dies (kill -9 included): Linux sends it SIGKILL (PR_SET_PDEATHSIG,
+shared.child_processes).
 SIGKILL rather than SIGTERM because rq answers SIGTERM with a warm shutdown that first finishes the current job,
 which may take an hour; the job of a killed worker is requeued by the next run (its heartbeat stops), and every
 job is idempotent.
@@ -11,45 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from services.worker import DEFAULT_HEARTBEAT_S
+from services.worker import DEFAULT_HEARTBEAT_S, LOCAL_WORKER_PREFIX
+from shared.child_processes import start_tied
 
 log = logging.getLogger(__name__)
-
-
-def _load_prctl():
-    """libc's prctl, resolved once in the parent (a child between fork and exec must not load libraries)."""
-    try:
-        import ctypes
-
-        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent(parent_pid: int):
-    """A preexec_fn: in the child before exec, ask Linux to SIGKILL it when its parent dies (PR_SET_PDEATHSIG),
-    and exit at once if the parent already died before that (the signal would never come). A no-op where
-    prctl is missing (not Linux).
-
-    PR_SET_PDEATHSIG fires when the *thread* that started the child ends: start local workers from the main
-    thread or from a thread that lives as long as the run (the watchdog's)."""
-    def arm() -> None:
-        if _PRCTL is None:
-            return
-        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        if os.getppid() != parent_pid:
-            os._exit(1)
-    return arm
 
 
 def _spawn_one(index: int, redis_url: str, queues: list[str], data_dir: Path, log_dir: Path, device: str,
@@ -58,12 +29,11 @@ def _spawn_one(index: int, redis_url: str, queues: list[str], data_dir: Path, lo
     env = dict(os.environ, OMP_NUM_THREADS=str(torch_threads), MKL_NUM_THREADS=str(torch_threads),
                REDIS_URL=redis_url)
     env.pop("ZEROFORGE_REDIS_URL", None)    # the worker takes REDIS_URL, this run's Redis
-    name = f"zf-local-{os.getpid()}-{index}" + (f"-r{restart}" if restart else "")
+    name = f"{LOCAL_WORKER_PREFIX}{os.getpid()}-{index}" + (f"-r{restart}" if restart else "")
     cmd = [sys.executable, "-m", "cli", "worker", "--queues", ",".join(queues), "--data-dir", str(data_dir),
            "--device", device, "--torch-threads", str(torch_threads), "--heartbeat", str(heartbeat_s), "--name", name]
     with open(log_dir / f"worker-{index}.log", "ab") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                preexec_fn=_die_with_parent(os.getpid()))
+        return start_tied(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def spawn_local_workers(count: int, redis_url: str, queues: list[str], data_dir: Path, log_dir: Path,
@@ -79,9 +49,8 @@ class WorkerWatchdog:
     """Restarts local worker processes that die (crash, OOM kill) while a pipeline runs.
 
     The job a dead worker held is requeued by the flows' StartedJobRegistry cleanup once its heartbeat
-    expires; the watchdog only makes sure that a worker is there to take it. Restarted workers are children of
-    the watchdog's thread, so they are killed when it ends (PR_SET_PDEATHSIG): at the end, `request_stop`, then
-    stop the workers, then `stop`.
+    expires; the watchdog only makes sure that a worker is there to take it. At the end: `request_stop` (no more
+    restarts), then stop the workers, then `stop`.
     """
 
     def __init__(self, procs: list[subprocess.Popen], redis_url: str, queues: list[str], data_dir: Path,
@@ -113,8 +82,7 @@ class WorkerWatchdog:
             self.check_once()
 
     def request_stop(self) -> None:
-        """Restart nothing from now on (call before stopping the workers; the thread keeps running until `stop`,
-        so that the workers it restarted are not killed by PR_SET_PDEATHSIG before they stop cleanly)."""
+        """Restart nothing from now on (call before stopping the workers, so that none is restarted meanwhile)."""
         with self._lock:
             self._restarting = False
 

@@ -4,7 +4,8 @@
     zeroforge status --data-dir runs/c4 --game connect4 --json
 
 The Redis: --redis-url, else REDIS_URL, else the private Redis that a running `zeroforge run` recorded under the
-data directory (shared.layout.redis_url_file, mode 0600). The figures come from services.status.collect_status;
+data directory (shared.layout.redis_url_file, mode 0600); a recorded one that does not answer is the record of a run
+killed outright, and is removed (with a line on stderr). The figures come from services.status.collect_status;
 the pipeline's generation and phase from the phase record the flows write (shared.phase). With no Redis to ask
 (nothing runs on the data directory) it answers from the data directory (services.run_record): each game's last
 phase, generations done, best model and its record, and the last gate; --json then prints {"redis": null,
@@ -29,6 +30,18 @@ def _redis_url(option: str | None, data_dir: Path) -> str | None:
     from shared.layout import redis_url_file
 
     return option or os.environ.get("REDIS_URL") or recorded_url(redis_url_file(data_dir))
+
+
+def _forget_dead_run(data_dir: Path, url: str) -> None:
+    """The private Redis that a run recorded under `data_dir` does not answer: that run ended without removing its
+    record (killed outright: its Redis died with it). Remove the record and say so on stderr (--json stays clean)."""
+    from services.redis_server import forget_url
+    from shared.layout import redis_url_file
+
+    record = redis_url_file(data_dir)
+    forget_url(record, url)
+    click.echo(f"the run that recorded its private Redis in {record} has ended without removing that record (killed "
+               "outright?); removed it", err=True)
 
 
 def _offline(data_dir: Path, game: str | None, as_json: bool) -> None:
@@ -143,6 +156,10 @@ def status(data_dir: Path | None, game: str | None, redis_url: str | None, as_js
     try:
         figures = collect_status(connect(url))
     except REDIS_DOWN_ERRORS as exc:
+        if not redis_url and not os.environ.get("REDIS_URL"):   # the record of a run that ended without removing it
+            _forget_dead_run(data_dir, url)
+            _offline(data_dir, game, as_json)
+            return
         raise click.ClickException(f"no Redis reachable at {redact_url(url)} ({redact_text(exc)}); is the run "
                                    "still going? pass --redis-url or set REDIS_URL") from None
     from services.run_record import last_oracle, last_worker_time

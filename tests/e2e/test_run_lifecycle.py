@@ -2,8 +2,8 @@
 pipeline stops first, then the workers, then Redis, with no traceback); the same command again finishes the
 generations it asked for, and once they are done says so; `zeroforge status` then answers from the data
 directory; a job that fails all its tries stops it with one line, and running the same command again resumes and
-finishes, as it does after a kill -9 inside a job that has no retries; a Prefect server that stops answering
-makes it fail in bounded time, in one line."""
+finishes, as it does after a kill -9 inside a job that has no retries; a kill -9 takes the run's servers and
+workers with it; a Prefect server that stops answering makes it fail in bounded time, in one line."""
 from __future__ import annotations
 
 import os
@@ -45,11 +45,17 @@ def _env(**more: str) -> dict[str, str]:
     return env
 
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C at its default, as a terminal's foreground job has it (a suite launched from a
+    background shell, `cmd &`, would otherwise hand its ignored SIGINT down, and the Ctrl-C tests would test nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args: list[str], env: dict[str, str], cwd: Path, session: bool = False) -> tuple[subprocess.Popen, list[str]]:
     """Start `zeroforge ARGS` (with `session`, in a process group of its own, as a terminal's foreground job is);
     returns the process and a list that fills with its output lines."""
     proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=session)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=session, preexec_fn=_default_sigint)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
     return proc, lines
@@ -112,6 +118,42 @@ def test_a_signal_stops_the_run_and_everything_it_started(tmp_path: Path, sig, c
     finally:
         rerun.terminate()
         rerun.wait(timeout=60)
+
+
+def test_kill_9_of_the_run_takes_its_redis_prefect_server_and_workers_with_it(tmp_path: Path) -> None:
+    """A run killed with SIGKILL (or by the OOM killer) runs no cleanup: its private redis-server, Prefect's
+    temporary server and its local workers, each in a session of its own, still end with it (shared.child_processes),
+    so that nothing is left holding ports and memory."""
+    run, lines = _start(["run", "--game", "tictactoe", "--generations", "3", "--data-dir", str(tmp_path / "data"),
+                         *TINY], _env(), tmp_path, session=True)
+    children: dict[int, str] = {}
+    try:
+        wait_until(lambda: any("self-play" in line for line in lines), 120, "the first self-play jobs", 0.2)
+        children = {pid: _cmdline(pid) for pid in _children(run.pid)}
+        started = sorted("redis" if "redis-server" in cmd else "prefect" if "uvicorn" in cmd else
+                         "worker" if " cli worker " in cmd else cmd for cmd in children.values())
+        assert started == ["prefect", "redis", "worker", "worker"], children
+        run.send_signal(signal.SIGKILL)            # the run alone: everything it started is in other sessions
+        killed_at = time.monotonic()
+        assert run.wait(timeout=30) == -signal.SIGKILL
+        wait_until(lambda: not any(_alive(pid) for pid in children), 15,
+                   "the killed run's redis-server, Prefect server and workers to end with it", 0.01)
+        print(f"\nkill -9 of the run: its Redis, Prefect server and 2 workers gone {time.monotonic() - killed_at:.2f} s "
+              "later")
+    finally:
+        if run.poll() is None:
+            run.kill()
+        for pid in children:                       # ours: never leave them running when the test fails
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    # its record of the Redis stays (nothing cleaned up); `zeroforge status` finds it dead, drops it, answers offline
+    data = tmp_path / "data"
+    assert redis_url_file(data).exists()
+    status = subprocess.run([sys.executable, "-m", "cli", "status", "--data-dir", str(data)], env=_env(), cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0, status.stderr
+    assert "has ended without removing that record" in status.stderr and not redis_url_file(data).exists()
+    assert f"nothing runs on {data}" in status.stdout and "tictactoe: 0 generation(s) done" in status.stdout, status.stdout
 
 
 def _cmdline(pid: int) -> str:
@@ -235,7 +277,13 @@ def _running_selfplay_job(client) -> tuple[str, int]:
 def _finishes(args: list[str], env: dict[str, str], cwd: Path, data: Path) -> str:
     """Run `zeroforge ARGS` to its end; assert it finished generation 1; returns its output."""
     rerun, lines = _start(args, env, cwd)
-    assert rerun.wait(timeout=240) == 0, "".join(lines[-40:])
+    try:
+        code = rerun.wait(timeout=240)
+    except subprocess.TimeoutExpired:
+        rerun.kill()
+        rerun.wait()
+        raise AssertionError("the rerun did not finish in 240 s; its output:\n" + "".join(lines[-40:])) from None
+    assert code == 0, "".join(lines[-40:])
     assert "=== zeroforge run finished ===" in "".join(lines)
     versions = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).list()
     assert [v.generation for v in versions] == [0, 1] and versions[1].status in ("promoted", "rejected")

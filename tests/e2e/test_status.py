@@ -76,7 +76,7 @@ def test_status_lists_workers_jobs_and_the_phase_and_forgets_a_killed_worker(tmp
     print(f"\nzeroforge status: a SIGKILLed worker (1 s heartbeat) disappeared {gone_s:.1f} s after the kill")
 
 
-def test_status_finds_the_recorded_redis_and_says_in_one_line_when_none_answers(tmp_path: Path) -> None:
+def test_status_says_in_one_line_when_a_named_redis_is_down_and_forgets_the_record_of_a_dead_run(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = _env()
     missing = _status(data, env)
@@ -84,7 +84,12 @@ def test_status_finds_the_recorded_redis_and_says_in_one_line_when_none_answers(
     url = f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"   # nothing listens there
     path = record_url(redis_url_file(data), url)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    down = _status(data, env)
-    lines = [line for line in down.stderr.splitlines() if line.strip()]
-    assert down.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: no Redis reachable at redis://")
-    assert "s3cret-pw" not in down.stderr + down.stdout
+    named = _status(data, dict(env, REDIS_URL=url))   # a Redis the user named: its absence is the answer
+    lines = [line for line in named.stderr.splitlines() if line.strip()]
+    assert named.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: no Redis reachable at redis://")
+    assert "s3cret-pw" not in named.stderr + named.stdout
+    assert path.exists()
+    stale = _status(data, env)   # only the record of a run that died without removing it: removed, then offline
+    assert "has ended without removing that record" in stale.stderr and not path.exists()
+    assert stale.returncode == 2 and "no Redis to ask" in stale.stderr and "Traceback" not in stale.stderr
+    assert "s3cret-pw" not in stale.stderr + stale.stdout

@@ -3,6 +3,10 @@ payloads that try to leave the data directory, and flows that never take the Red
 from __future__ import annotations
 
 import inspect
+import os
+import socket
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -145,6 +149,21 @@ def test_ghost_workers_are_not_counted_as_listening(fake_redis, context) -> None
     stopped.register_death()
     assert live_workers(fake_redis, QUEUE_EVAL) == ["alive"]
     assert listening_workers(fake_redis, QUEUE_EVAL) == 1
+
+
+def test_a_local_worker_of_this_host_whose_process_is_gone_stops_counting_at_once(fake_redis, context) -> None:
+    """kill -9 of a run takes its local workers with it; their registrations, still fresh, must not make the
+    rerun started at once think workers listen (it would start none and wait for ever)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()                                        # a pid that no process has now
+    here = socket.gethostname()
+    for name, pid, host in (("zf-local-1-0", gone.pid, here),             # died with its run: not counted
+                            ("zf-local-1-1", os.getpid(), here),          # its process lives
+                            ("zf-local-2-0", gone.pid, "another-host"),   # another host's: its heartbeat decides
+                            ("remote-0", gone.pid, here)):                # not a run's local worker: the same
+        worker = _register(fake_redis, name, 5, 1, context)
+        fake_redis.hset(worker.key, mapping={"pid": pid, "hostname": host})
+    assert live_workers(fake_redis, QUEUE_EVAL) == ["remote-0", "zf-local-1-1", "zf-local-2-0"]
 
 
 def test_a_running_job_keeps_a_short_execution_entry_fresh(fake_redis, layout, config, context) -> None:
