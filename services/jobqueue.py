@@ -282,25 +282,27 @@ def _last_error_line(job: Job) -> str | None:
     return text.splitlines()[-1] if text else None
 
 
-def _abandoned(job: Job) -> bool:
-    """True when the job's latest try ended because its worker stopped heartbeating (rq's AbandonedJobError)."""
-    return "AbandonedJobError" in (_last_error_line(job) or "")
+def _is_abandonment(error_line: str | None) -> bool:
+    """True for the error line of a try that ended because its worker stopped heartbeating (rq's AbandonedJobError)."""
+    return "AbandonedJobError" in (error_line or "")
 
 
 def failure_text(job: Job) -> str:
     """The last line of a failed job's error (its worker's death said in words), for one-line reports."""
-    if _abandoned(job):
+    last = _last_error_line(job)
+    if _is_abandonment(last):
         tries = job.meta.get("tries") if isinstance(job.meta, dict) else None
         times = f"on all {tries} tries" if isinstance(tries, int) and tries > 1 else "and it had no retry left"
         return (f"its worker stopped heartbeating while running it {times} (killed, out of memory, or cut off "
                 "from Redis); see the worker logs")
-    return _last_error_line(job) or "no traceback recorded"
+    return last or "no traceback recorded"
 
 
 def abandoned_before_this_program(job: Job) -> bool:
     """True for a failed `job` whose last try was abandoned (its worker stopped heartbeating) and had begun before
     this program started: a worker of an earlier run left it, and it is no failure of this run's."""
-    return _abandoned(job) and job.started_at is not None and job.started_at < PROGRAM_STARTED_AT
+    return (_is_abandonment(_last_error_line(job)) and job.started_at is not None
+            and job.started_at < PROGRAM_STARTED_AT)
 
 
 def _orphans(connection: Redis, jobs: dict[str, Job]) -> set[str]:

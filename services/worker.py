@@ -346,8 +346,8 @@ def _local_worker_gone(name: str, hostname: bytes | None, pid: bytes | None) -> 
         os.kill(int(as_text(pid or b"")), 0)
     except ProcessLookupError:
         return True
-    except (ValueError, PermissionError):   # no pid recorded; a process of another user
-        return False
+    except (ValueError, PermissionError):   # no pid recorded; a process of another user (so it exists)
+        pass
     return False
 
 
