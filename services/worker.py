@@ -44,6 +44,7 @@ from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY, clea
 from services.jobqueue import ALL_QUEUES, REDIS_DOWN_ERRORS, TTL_FIELD, RedisPatience
 from services.payloads import WorkerContext
 from services.redis_server import redact_url
+from shared.child_processes import process_exists
 
 log = logging.getLogger(__name__)
 
@@ -343,12 +344,9 @@ def _local_worker_gone(name: str, hostname: bytes | None, pid: bytes | None) -> 
     if not name.startswith(LOCAL_WORKER_PREFIX) or hostname is None or as_text(hostname) != socket.gethostname():
         return False
     try:
-        os.kill(int(as_text(pid or b"")), 0)
-    except ProcessLookupError:
-        return True
-    except (ValueError, PermissionError):   # no pid recorded; a process of another user (so it exists)
-        pass
-    return False
+        return not process_exists(int(as_text(pid or b"")))
+    except ValueError:          # no pid recorded
+        return False
 
 
 def clear_ghost(connection: Redis, name: str) -> None:

@@ -22,7 +22,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Callable
 
-__all__ = ["start_tied"]
+__all__ = ["process_exists", "start_tied"]
 
 
 def _load_prctl():
@@ -92,3 +92,14 @@ def start_tied(*popen_args: Any, **popen_kwargs: Any) -> subprocess.Popen:
     returns exactly what Popen does (a caller's preexec_fn runs after the arming); raises what Popen raises. Safe
     from any thread; the child does not die when the calling thread ends."""
     return _SPAWNER.submit(popen_args, popen_kwargs)
+
+
+def process_exists(pid: int) -> bool:
+    """True while a process with this PID exists (of any user; a zombie counts), False once it is gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # another user's process
+        return True
+    return True

@@ -331,6 +331,10 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
               help="A setting of every run, before the arm's own (repeatable).")
 @click.option("--workers", type=click.IntRange(0, 256), default=None,
               help="Local workers of each run (zeroforge run --workers; default: its own).")
+@click.option("--trunk", default=None, metavar="DIR",
+              help="Start each run as a copy of this finished run's data directory ({seed} in it stands for the "
+                   "seed, e.g. runs/trunk-s{seed}) and continue it for --max-hours: changes for late training "
+                   "measured without repaying the first hours.")
 @click.option("--positions", type=click.IntRange(0, 100_000), default=400, show_default=True,
               help="Positions of the oracle set every run's best model is scored on (0: no oracle scoring).")
 @click.option("--oracle-seed", type=click.IntRange(0, 2**31), default=1000, show_default=True,
@@ -346,8 +350,8 @@ def _span_option(name: str, text: str, lowest: int, highest: int, what: str, why
 @click.option("--no-run", is_flag=True, help="Only score the runs already in --out (finished or not).")
 @click.option("--json", "as_json", is_flag=True, help="Print ablation.json's summary as JSON instead of the tables.")
 def ablation(game_name: str, out: Path, arm_texts: tuple[str, ...], seeds: str, max_hours: float | None,
-             common: tuple[str, ...], workers: int | None, positions: int, oracle_seed: int, set_file: Path | None,
-             sims: int, match_games: int, no_run: bool, as_json: bool) -> None:
+             common: tuple[str, ...], workers: int | None, trunk: str | None, positions: int, oracle_seed: int,
+             set_file: Path | None, sims: int, match_games: int, no_run: bool, as_json: bool) -> None:
     """Compare pipeline settings on the same budget: each arm x seed is one `zeroforge run`, one after the other,
     then every run's best model is scored on one exact-label oracle set, with intervals (cli/bench/ablation.py)."""
     from cli.bench.ablation import (AblationError, Plan, check_plan, parse_arm, plot_curves, results_path, run_one,
@@ -365,7 +369,7 @@ def ablation(game_name: str, out: Path, arm_texts: tuple[str, ...], seeds: str, 
         fail("--max-hours is required to run the arms (each run's wall-clock budget); or pass --no-run to score")
     try:
         plan = Plan(game_name, out.resolve(), None if no_run else max_hours, seed_list,
-                    tuple(parse_arm(t) for t in arm_texts), tuple(common), workers)
+                    tuple(parse_arm(t) for t in arm_texts), tuple(common), workers, trunk)
         check_plan(plan)
         plan.out.mkdir(parents=True, exist_ok=True)
         if not no_run:

@@ -20,6 +20,14 @@ same kind of interval. Per run it reports generations, minutes, promotions, the 
 worker-seconds and the last anchor score. Written to OUT/ablation.json; OUT/curves.png draws each run's own
 per-generation oracle figure (its run's set) over minutes.
 
+From a trunk (--trunk DIR, `{seed}` in it standing for the seed, e.g. runs/trunk-s{seed}): each run's data directory
+starts as a copy of that seed's trunk, a finished run's data directory (its shards, registry, curves), and the run
+resumes it for --max-hours with the arm's settings. So a change meant for late training (a learning rate, a replay
+window) is measured from where a long run already is, without paying for the first hours once per run; both arms of
+a seed continue the same trunk. The run's table figures (generations, minutes, promotions, self-play share,
+anchor) count the continued generations only; the curves keep the trunk's. The arms must keep the trunk's network
+shape.
+
 --set-file PATH scores the runs on a saved set instead (e.g. a run's strong self-play positions labelled by `bench
 oracle --from-shards`), written to OUT/ablation-on-STEM.json: with --no-run, the same runs scored on a second set.
 
@@ -70,6 +78,11 @@ class Plan:
     arms: tuple[Arm, ...]
     common: tuple[str, ...] = ()
     workers: int | None = None
+    trunk: str | None = None      # a data directory, "{seed}" standing for the seed
+
+    def trunk_dir(self, seed: int) -> Path | None:
+        """The data directory the runs of `seed` continue (None without a trunk)."""
+        return None if self.trunk is None else Path(self.trunk.replace("{seed}", str(seed))).resolve()
 
     def run_dir(self, arm: Arm, seed: int) -> Path:
         """OUT/ARM-sSEED: the data directory of one run."""
@@ -124,14 +137,46 @@ def check_plan(plan: Plan) -> None:
                         overrides=parse_overrides(plan.settings(arm, plan.seeds[0])))
         except ConfigError as exc:
             raise AblationError(f"arm {arm.name}: {exc}") from None
+    if plan.max_hours is not None and plan.trunk is not None:
+        check_trunks(plan)
     for arm, seed in plan.runs() if plan.max_hours is not None else ():
         done = read_done(plan.run_dir(arm, seed))
-        wanted = (plan.settings(arm, seed), plan.max_hours, plan.workers)
-        if done is not None and (done.settings, done.max_hours, done.workers) != wanted:
+        trunk = plan.trunk_dir(seed)
+        wanted = (plan.settings(arm, seed), plan.max_hours, plan.workers, None if trunk is None else str(trunk))
+        if done is not None and (done.settings, done.max_hours, done.workers, done.trunk) != wanted:
             raise AblationError(
                 f"{plan.run_dir(arm, seed)} holds a finished run with settings {done.settings}, --max-hours "
-                f"{done.max_hours:g}, --workers {done.workers}; this ablation asks for {wanted[0]}, {wanted[1]:g}, "
-                f"{wanted[2]}: use another --out, or remove that directory")
+                f"{done.max_hours:g}, --workers {done.workers}, trunk {done.trunk}; this ablation asks for "
+                f"{wanted[0]}, {wanted[1]:g}, {wanted[2]}, {wanted[3]}: use another --out, or remove that directory")
+
+
+def check_trunks(plan: Plan) -> None:
+    """Each seed's trunk is a data directory holding a best model of the plan's game, and no run is using it; with
+    several seeds the trunk names the seed. AblationError saying which and how to fix it."""
+    from services.redis_server import RedisUnavailableError, ping_url, recorded_url
+    from shared.layout import DataLayout, redis_url_file
+    from shared.registry import ModelRegistry, RegistryError
+
+    if len(plan.seeds) > 1 and "{seed}" not in plan.trunk:
+        raise AblationError(f"--trunk {plan.trunk}: with several seeds each needs its own trunk; put {{seed}} in the "
+                            "path, e.g. --trunk runs/trunk-s{seed} (a run of that pipeline seed)")
+    for seed in plan.seeds:
+        trunk = plan.trunk_dir(seed)
+        layout = DataLayout(trunk, plan.game)
+        try:
+            best = ModelRegistry(layout.registry_dir).best() if layout.registry_dir.is_dir() else None
+        except RegistryError as exc:
+            raise AblationError(f"trunk {trunk}: {exc}") from None
+        if best is None:
+            raise AblationError(f"trunk {trunk} holds no trained {plan.game} model; make it with `zeroforge run "
+                                f"--game {plan.game} --data-dir {trunk} --set pipeline.seed={seed} --max-hours H`")
+        url = recorded_url(redis_url_file(trunk))
+        if url is not None:
+            try:
+                ping_url(url, timeout=1.0)
+            except RedisUnavailableError:
+                continue            # a run killed outright left its record: nothing runs there
+            raise AblationError(f"trunk {trunk} is in use by a running `zeroforge run`; let it finish first")
 
 
 # ----- running ---------------------------------------------------------------------------------------------------
@@ -148,6 +193,8 @@ class RunRecord:
     returncode: int
     minutes: float
     finished: str
+    trunk: str | None = None          # the data directory the run continued
+    trunk_generations: int = 0        # how many of its generations came with that copy
 
 
 def read_done(run_dir: Path) -> RunRecord | None:
@@ -178,6 +225,8 @@ def run_one(plan: Plan, arm: Arm, seed: int, say: Callable[[str], None]) -> RunR
         return done
     if run_dir.exists():
         _move_aside(run_dir, say)
+    trunk = plan.trunk_dir(seed)
+    trunk_generations = 0 if trunk is None else copy_trunk(plan, trunk, run_dir, say)
     command = plan.command(arm, seed)
     say(f"{run_dir.name}: running zeroforge {shlex.join(command[3:])}   (log: {run_dir.name}.log)")
     started = time.monotonic()
@@ -198,10 +247,28 @@ def run_one(plan: Plan, arm: Arm, seed: int, say: Callable[[str], None]) -> RunR
         raise AblationError(f"{run_dir.name}: zeroforge run exited with {returncode} after {minutes:.1f} min; "
                             f"see {plan.out / (run_dir.name + '.log')}")
     record = RunRecord(arm.name, seed, settings, plan.max_hours, plan.workers, command, returncode, round(minutes, 2),
-                       time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+                       time.strftime("%Y-%m-%dT%H:%M:%S%z"), None if trunk is None else str(trunk), trunk_generations)
     (run_dir / DONE_FILE).write_text(json.dumps(asdict(record), indent=2) + "\n", encoding="utf-8")
     say(f"{run_dir.name}: finished in {minutes:.1f} min")
     return record
+
+
+def copy_trunk(plan: Plan, trunk: Path, run_dir: Path, say: Callable[[str], None]) -> int:
+    """Copy the trunk's data directory to `run_dir` (which must not exist), without its ablation record and its
+    record of a private Redis; returns how many generations its metrics record."""
+    import shutil
+
+    from shared.curves.metrics import read_metrics
+    from shared.layout import DataLayout, redis_url_file
+
+    staging = run_dir.with_name(f"{run_dir.name}.copying")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(trunk, staging, symlinks=True,
+                    ignore=shutil.ignore_patterns(DONE_FILE, redis_url_file(trunk).name))
+    staging.rename(run_dir)           # a stop during the copy leaves no half-copied run directory
+    generations = len(read_metrics(DataLayout(run_dir, plan.game).metrics_path))
+    say(f"{run_dir.name}: continues trunk {trunk} ({generations} generations)")
+    return generations
 
 
 # ----- scoring ---------------------------------------------------------------------------------------------------
@@ -233,16 +300,18 @@ def run_figures(plan: Plan, arm: Arm, seed: int) -> RunFigures | None:
     if best is None:
         return None
     records = read_metrics(layout.metrics_path)
+    done = read_done(plan.run_dir(arm, seed))
+    own = records[done.trunk_generations:] if done is not None else records    # not the trunk's generations
     seconds = [r.generation_seconds or 0.0 for r in records]
     workers = [(r.worker_selfplay_s, sum(getattr(r, f"worker_{role}_s") or 0.0 for role in WORKER_ROLES))
-               for r in records if r.worker_selfplay_s is not None]
+               for r in own if r.worker_selfplay_s is not None]
     total_worker = sum(total for _, total in workers)
-    anchors = [r.anchor_score for r in records if r.anchor_score is not None]
+    anchors = [r.anchor_score for r in own if r.anchor_score is not None]
     elapsed = np.cumsum(seconds) / 60 if seconds else np.zeros(0)
     curve = [{"generation": r.generation, "minutes": round(float(m), 2), "raw": r.oracle_raw,
               "search": r.oracle_search} for r, m in zip(records, elapsed)]
-    return RunFigures(arm.name, seed, best.version, len(records),
-                      round(float(elapsed[-1]) if len(elapsed) else 0.0, 1), sum(r.promoted for r in records),
+    return RunFigures(arm.name, seed, best.version, len(own),
+                      round(float(sum(r.generation_seconds or 0.0 for r in own)) / 60, 1), sum(r.promoted for r in own),
                       sum(s for s, _ in workers) / total_worker if total_worker else None,
                       anchors[-1] if anchors else None, curve, best_path=str(best.path))
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cli import main
 from cli.bench.ablation import (DONE_FILE, AblationError, Arm, Plan, RunFigures, ablation_oracle_set, arm_summary,
-                                check_plan, format_report, parse_arm, results_path)
+                                check_plan, copy_trunk, format_report, parse_arm, results_path, run_figures)
 from shared.stats import StatsError, bootstrap_mean
 
 
@@ -52,6 +52,74 @@ def test_a_finished_run_of_other_settings_stops_the_ablation_before_it_runs(tmp_
     record["settings"] = ["pipeline.seed=1", "search.simulations=8"]
     (run_dir / DONE_FILE).write_text(json.dumps(record))
     check_plan(plan)
+
+
+def _trunk(root: Path, seed: int) -> Path:
+    """A data directory with a tic-tac-toe best model (version 1), as a finished run leaves one."""
+    from services.initial_model import ensure_initial_model
+    from shared.config import PipelineConfig, load_config
+    from shared.layout import DataLayout
+
+    trunk = root / f"trunk-s{seed}"
+    layout = DataLayout(trunk, "tictactoe")
+    ensure_initial_model(layout, load_config(PipelineConfig, "tictactoe", env=None).game, seed)
+    layout.data_id()
+    return trunk
+
+
+def test_trunks_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    arms = (Arm("a"), Arm("b", ("train.learning_rate=0.001",)))
+    plan = Plan("tictactoe", tmp_path / "out", 0.5, (0, 1), arms, trunk=str(tmp_path / "trunk-s{seed}"))
+    with pytest.raises(AblationError, match=r"trunk .*trunk-s0 holds no trained tictactoe model; make it with "
+                                            r"`zeroforge run --game tictactoe --data-dir .*trunk-s0 --set pipeline.seed=0"):
+        check_plan(plan)
+    _trunk(tmp_path, 0)
+    with pytest.raises(AblationError, match="trunk-s1 holds no trained"):
+        check_plan(plan)
+    _trunk(tmp_path, 1)
+    check_plan(plan)
+    with pytest.raises(AblationError, match=r"with several seeds each needs its own trunk; put \{seed\} in the path"):
+        check_plan(Plan("tictactoe", tmp_path / "out", 0.5, (0, 1), arms, trunk=str(tmp_path / "trunk-s0")))
+    check_plan(Plan("tictactoe", tmp_path / "out", 0.5, (0,), arms, trunk=str(tmp_path / "trunk-s0")))   # one seed
+
+
+_GENERATION = {"time": "2026-12-06T09:00:00+00:00", "games": 8, "positions": 60, "first_player_wins": 3, "draws": 2,
+               "second_player_wins": 3}
+
+
+def test_a_run_from_a_trunk_starts_as_its_copy_and_counts_its_own_generations(tmp_path: Path) -> None:
+    from shared.layout import DataLayout, redis_url_file
+
+    trunk = _trunk(tmp_path, 0)
+    metrics = DataLayout(trunk, "tictactoe").metrics_path
+    metrics.parent.mkdir(parents=True, exist_ok=True)
+    metrics.write_text("".join(json.dumps({**_GENERATION, "generation": g, "promoted": True, "generation_seconds": 60.0,
+                                           "worker_selfplay_s": 50.0, "worker_train_s": 10.0}) + "\n"
+                               for g in (1, 2, 3)))
+    (trunk / DONE_FILE).write_text("{}")
+    redis_url_file(trunk).write_text("redis://:pw@127.0.0.1:1/0")
+    plan = Plan("tictactoe", tmp_path / "out", 0.5, (0,), (Arm("a"),), trunk=str(trunk))
+    run_dir = plan.run_dir(plan.arms[0], 0)
+    said: list[str] = []
+    assert copy_trunk(plan, trunk, run_dir, said.append) == 3
+    assert said == [f"a-s0: continues trunk {trunk} (3 generations)"]
+    assert (run_dir / "zeroforge-id").read_text() == (trunk / "zeroforge-id").read_text()
+    assert not (run_dir / DONE_FILE).exists() and not redis_url_file(run_dir).exists()
+    assert not run_dir.with_name("a-s0.copying").exists()
+    with DataLayout(run_dir, "tictactoe").metrics_path.open("a") as handle:     # the continued run's generation
+        handle.write(json.dumps({**_GENERATION, "generation": 4, "promoted": False, "generation_seconds": 120.0,
+                                 "worker_selfplay_s": 20.0, "worker_train_s": 80.0}) + "\n")
+    record = {"arm": "a", "seed": 0, "settings": ["pipeline.seed=0"], "max_hours": 0.5, "workers": None,
+              "command": [], "returncode": 0, "minutes": 2.0, "finished": "then", "trunk": str(trunk),
+              "trunk_generations": 3}
+    (run_dir / DONE_FILE).write_text(json.dumps(record))
+    figures = run_figures(plan, plan.arms[0], 0)
+    assert (figures.generations, figures.promoted, figures.minutes) == (1, 0, 2.0)
+    assert figures.selfplay_share == pytest.approx(0.2)
+    assert [point["minutes"] for point in figures.curve] == [1.0, 2.0, 3.0, 5.0]   # the curve keeps the trunk's
+    check_plan(plan)
+    with pytest.raises(AblationError, match="trunk .*; this ablation asks for .*, None: use another --out"):
+        check_plan(Plan("tictactoe", tmp_path / "out", 0.5, (0,), (Arm("a"),)))
 
 
 def test_commands_put_the_arms_settings_last() -> None:
@@ -158,3 +226,15 @@ def test_two_tiny_arms_run_and_score_end_to_end(tmp_path: Path) -> None:
     second = json.loads((out / "ablation-on-second.json").read_text())
     assert second["oracle"]["set_file"] == str(tmp_path / "second.npz") and second["summary"] == saved["summary"]
     assert json.loads((out / "ablation.json").read_text())["summary"] == saved["summary"]
+    # the first ablation's base run as the trunk of another: its run continues a copy of it
+    base_generations = saved["runs"][0]["generations"]
+    continued = CliRunner().invoke(main, ["bench", "ablation", "--game", "tictactoe", "--out", str(tmp_path / "cont"),
+                                          "--max-hours", "0.005", "--seeds", "0", "--trunk", str(out / "base-s{seed}"),
+                                          "--arm", "lr: train.learning_rate=0.001", *args[14:]])
+    assert continued.exit_code == 0, continued.output
+    assert f"lr-s0: continues trunk {out / 'base-s0'} ({base_generations} generations)" in continued.output
+    record = json.loads((tmp_path / "cont" / "lr-s0" / DONE_FILE).read_text())
+    assert record["trunk"] == str(out / "base-s0") and record["trunk_generations"] == base_generations
+    run = json.loads((tmp_path / "cont" / "ablation.json").read_text())["runs"][0]
+    assert run["generations"] >= 1 and len(run["curve"]) == base_generations + run["generations"]
+    assert json.loads((out / "base-s0" / DONE_FILE).read_text())["trunk"] is None   # the trunk itself is untouched

@@ -56,6 +56,12 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge bench ablation --game connect4 --out runs/abl-cont --max-hours 0.5 --seeds 0,1 --arm sync "
     "--arm \"cont: pipeline.overlap_selfplay=true train.samples_per_position=13.3 train.steps_per_generation=4000\"":
         "four half-hour training runs (tests/cli/test_bench_ablation.py runs two tiny ones end to end)",
+    ".venv/bin/zeroforge run --game connect4 --generations 20 --data-dir runs/trunk-s0 --set pipeline.seed=0":
+        "an hour-long training run (the trunk of the next example)",
+    ".venv/bin/zeroforge bench ablation --game connect4 --out runs/abl-late --trunk \"runs/trunk-s{seed}\" --max-hours "
+    "0.5 --seeds 0,1 --arm base --arm \"window: train.replay_window_positions=300000\"":
+        "four half-hour training runs from two hour-long trunks (tests/cli/test_bench_ablation.py continues a tiny "
+        "trunk end to end)",
     ".venv/bin/zeroforge bench oracle --game connect4 --model best --from-shards runs/c4/games/connect4/shards "
     "--set-file own-400.npz":
         "needs a Connect Four run's shards (tests/cli/test_bench_oracle.py runs --from-shards on a written shard)",

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 import redis
@@ -15,18 +20,12 @@ from services.redis_server import (
     ensure_redis,
     free_port,
     redact_url,
+    remove_abandoned_workdirs,
     start_server,
 )
+from shared.child_processes import process_exists
 
 needs_redis_server = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not on PATH")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _port_free(port: int) -> bool:
@@ -39,7 +38,7 @@ def _port_free(port: int) -> bool:
 
 
 def _assert_stopped_cleanly(handle: RedisHandle, port: int) -> None:
-    assert handle.process.poll() is not None and not _pid_alive(handle.process.pid)
+    assert handle.process.poll() is not None and not process_exists(handle.process.pid)
     assert _port_free(port)
     assert not handle.workdir.exists()
 
@@ -63,6 +62,7 @@ def test_private_redis_server_from_path():
     handle = ensure_redis(env={}, prefer=("env", "path"))
     assert handle.kind == "redis-server" and handle.url.startswith("redis://:") and "@127.0.0.1:" in handle.url
     assert handle.process.args[0] == shutil.which("redis-server")
+    assert handle.workdir.name.startswith(f"zeroforge-redis-{os.getpid()}-")
     _assert_password_protected(handle)
     _use_and_stop(handle)
 
@@ -92,8 +92,8 @@ def _assert_password_protected(handle: RedisHandle) -> None:
 def test_context_manager_stops_the_server():
     with ensure_redis(env={}, prefer=("path",)) as handle:
         pid = handle.process.pid
-        assert _pid_alive(pid)
-    assert not _pid_alive(pid) and not handle.workdir.exists()
+        assert process_exists(pid)
+    assert not process_exists(pid) and not handle.workdir.exists()
 
 
 def test_unreachable_redis_url_is_a_clear_error():
@@ -152,3 +152,49 @@ def test_password_in_url_is_quoted():
         assert handle.client().ping()
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=int(handle.url.rsplit(":", 1)[1].split("/")[0]), retry=None).ping()
+
+
+def _gone_pid() -> int:
+    """The PID of a process that has just ended."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_abandoned_workdirs_are_those_whose_starting_process_is_gone(tmp_path):
+    dead = _gone_pid()
+    abandoned = tmp_path / f"zeroforge-redis-{dead}-x1y2"
+    live = tmp_path / f"zeroforge-redis-{os.getpid()}-a3b4"
+    unnamed = tmp_path / "zeroforge-redis-q9w8e7"          # made before the PID was in the name
+    other = tmp_path / f"not-zeroforge-{dead}-x"
+    for directory in (abandoned, live, unnamed, other):
+        directory.mkdir()
+    (abandoned / "server.log").write_text("log")
+    a_file = tmp_path / f"zeroforge-redis-{dead}-file"
+    a_file.write_text("not a dir")
+    assert remove_abandoned_workdirs(tmp_path) == [abandoned]
+    assert not abandoned.exists()
+    assert live.exists() and unnamed.exists() and other.exists() and a_file.exists()
+    assert remove_abandoned_workdirs(tmp_path / "missing") == []
+
+
+@needs_redis_server
+def test_the_next_private_server_removes_the_dir_a_killed_program_left():
+    program = textwrap.dedent("""
+        import sys, time
+        from services.redis_server import ensure_redis
+        handle = ensure_redis(env={}, prefer=("path",))
+        print(handle.workdir, handle.process.pid, flush=True)
+        time.sleep(60)
+    """)
+    starter = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    try:
+        workdir, server_pid = starter.stdout.readline().split()
+    finally:
+        starter.send_signal(signal.SIGKILL)     # no cleanup runs: the server dies with it, its dir stays
+        starter.wait()
+    left = Path(workdir)
+    assert left.is_dir()
+    with ensure_redis(env={}, prefer=("path",)) as handle:
+        assert not left.exists() and handle.workdir.exists()
+    assert not process_exists(int(server_pid)) or open(f"/proc/{server_pid}/stat").read().split()[2] == "Z"
