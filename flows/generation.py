@@ -232,6 +232,8 @@ def run_training(config: PipelineConfig, data_dir: str, generation: int, parent:
                  progress=Waiter(logger, layout, generation, "training"), patience=patience)[job_id])
     cut = ("" if result.value_targets_cut is None
            else f"; value targets cut at sampled moves: {100 * result.value_targets_cut:.0f}% of the positions")
+    if result.duplicates_merged is not None:
+        cut += f"; {result.duplicates_merged} repeated rows of the window merged into their positions"
     logger.info("gen %d training: candidate %s from %s, %d steps on %d positions (%s new), loss %.4f -> %.4f "
                 "(policy %.4f, value %.4f)%s", generation, result.version, parent, result.steps, result.positions,
                 "?" if result.new_positions is None else result.new_positions, result.first_loss, result.loss,

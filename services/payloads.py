@@ -163,6 +163,8 @@ class TrainResult(_Frozen):
     ownership_loss: float | None = None  # the ownership head's loss (None: no ownership head)
     # share of the window's value targets that train.value_cut_at_sampled_moves changed from z (None: the option off)
     value_targets_cut: float | None = None
+    # rows of the replay window merged into other rows by train.merge_duplicate_positions (None: the option off)
+    duplicates_merged: int | None = None
 
 
 class MatchPayload(_Frozen):

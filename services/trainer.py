@@ -30,6 +30,7 @@ from shared.network.training import (TrainSettings, make_optimizer, sample_batch
                                      value_targets)
 from shared.registry import ModelRegistry
 from shared.shards import generation_positions, load_replay_window
+from shared.shards.merge import merge_duplicate_positions
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,9 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
     if window.states.shape[0] == 0:
         raise TrainingDataError(f"no self-play positions under {layout.shards_dir} (bad shards: {window.bad_shards}); "
                                 "run self-play for this generation first")
+    rows = int(window.states.shape[0])
+    if cfg.train.merge_duplicate_positions:
+        window = merge_duplicate_positions(window)
     new_positions = generation_positions(layout.generation_shards_dir(generation), generation)
     settings = train_settings(cfg.train, new_positions)
     start = time.perf_counter()
@@ -200,6 +204,7 @@ def train_job(payload: dict, worker: WorkerContext) -> dict:
         **({"ownership_loss": _mean(history, "ownership_loss", span)} if "ownership_loss" in history[-1] else {}),
         **({"value_targets_cut": round(float(np.mean(window.cut_value != window.z)), 4)}
            if window.cut_value is not None else {}),
+        **({"duplicates_merged": rows - int(window.states.shape[0])} if cfg.train.merge_duplicate_positions else {}),
         "first_loss": _mean(history[:span], "loss", span),
         "seconds": round(time.perf_counter() - start, 2),
         "device": worker.device,

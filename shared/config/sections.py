@@ -230,6 +230,11 @@ class TrainSection(Section):
         "position, instead of the game result the sampled moves may have changed (Watkins' cut); positions with "
         'none after them keep z. Before value_target_mix. For root = "puct" (a Gumbel root samples every move).',
     )
+    merge_duplicate_positions: bool = Field(
+        default=False,
+        description="Position averaging: each state the replay window holds more than once becomes one row, "
+        "trained towards the mean of its rows' policy and value targets (shared.shards.merge).",
+    )
     ownership_weight: float = Field(
         default=1.5, ge=0, le=100,
         description="Weight of the ownership loss (the mean over the board of each point's binary cross-entropy) "

@@ -191,3 +191,28 @@ def test_training_samples_the_cut_value_targets(context, layout, shard_gen1, tic
     newest = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 7, cut_values=True)
     np.testing.assert_array_equal(newest.cut_value, expected[-7:])        # the newest rows, cut on the whole game
     assert load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000).cut_value is None
+
+
+def test_training_with_merged_positions_samples_each_state_once(context, layout, shard_gen1, tictactoe,
+                                                                monkeypatch) -> None:
+    seen = []
+    real = trainer.sample_batch
+
+    def spy(game, states, pi, z, batch_size, rng, augment):
+        seen.append((states, z))
+        return real(game, states, pi, z, batch_size, rng, augment)
+
+    monkeypatch.setattr(trainer, "sample_batch", spy)
+    result = train_job(train_payload(layout, tiny_config(**{"train.merge_duplicate_positions": True}), shard_gen1),
+                       context)
+    window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000)
+    distinct = np.unique(window.states, axis=0)
+    states, z = seen[0]
+    assert states.shape[0] == distinct.shape[0] < window.states.shape[0]   # every game starts on the empty board
+    assert np.unique(states, axis=0).shape[0] == states.shape[0]
+    empty = np.flatnonzero((states[:, :tictactoe.num_cells] == 0).all(axis=1))
+    assert empty.size == 1
+    starts = (window.states[:, :tictactoe.num_cells] == 0).all(axis=1)
+    assert z[empty[0]] == pytest.approx(float(window.z[starts].mean()), abs=1e-6)   # the mean of its games' results
+    assert result["duplicates_merged"] == window.states.shape[0] - distinct.shape[0]
+    assert result["positions"] == distinct.shape[0]
