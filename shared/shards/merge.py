@@ -1,7 +1,7 @@
 """Position averaging: one row per distinct state of a replay window, its rows' targets averaged.
 
 Self-play repeats positions: in a Connect Four window of 100,000 rows near 47% of the rows repeat a state
-(nearly every row of the first plies, a third of those after 12-24 plies). Each repeat is a sample of the same
+(nearly every row of the first plies, a third of the rows after 12-24 plies). Each repeat is a sample of the same
 position with its own game result and search; trained row by row, a position weighs as often as it was reached
 and learns a noisy target per draw. Merging (train.merge_duplicate_positions) trains each distinct state once
 per draw, towards the mean of its targets.

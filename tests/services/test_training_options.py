@@ -64,17 +64,23 @@ def test_the_replay_window_hands_the_root_values_to_training(layout, shard_gen1,
     assert window.root_value.shape == window.z.shape and window.root_value.dtype == np.float32
 
 
-def _value_targets_seen(monkeypatch) -> list[np.ndarray]:
-    """A list that gets the value targets [N] float32 of every batch the trainer samples from."""
+def _sampled(monkeypatch, pick) -> list:
+    """A list that gets pick(states [N, S] int16, value targets [N] float32) of every batch the trainer samples
+    from."""
     seen = []
     real = trainer.sample_batch
 
     def spy(game, states, pi, z, batch_size, rng, augment):
-        seen.append(z)
+        seen.append(pick(states, z))
         return real(game, states, pi, z, batch_size, rng, augment)
 
     monkeypatch.setattr(trainer, "sample_batch", spy)
     return seen
+
+
+def _value_targets_seen(monkeypatch) -> list[np.ndarray]:
+    """A list that gets the value targets [N] float32 of every batch the trainer samples from."""
+    return _sampled(monkeypatch, lambda states, z: z)
 
 
 def test_training_samples_the_mixed_value_targets(context, layout, shard_gen1, tictactoe, monkeypatch) -> None:
@@ -195,14 +201,7 @@ def test_training_samples_the_cut_value_targets(context, layout, shard_gen1, tic
 
 def test_training_with_merged_positions_samples_each_state_once(context, layout, shard_gen1, tictactoe,
                                                                 monkeypatch) -> None:
-    seen = []
-    real = trainer.sample_batch
-
-    def spy(game, states, pi, z, batch_size, rng, augment):
-        seen.append((states, z))
-        return real(game, states, pi, z, batch_size, rng, augment)
-
-    monkeypatch.setattr(trainer, "sample_batch", spy)
+    seen = _sampled(monkeypatch, lambda states, z: (states, z))
     result = train_job(train_payload(layout, tiny_config(**{"train.merge_duplicate_positions": True}), shard_gen1),
                        context)
     window = load_replay_window(layout.shards_dir, layout.quarantine_dir, tictactoe, 1000)
