@@ -202,13 +202,17 @@ def _network_models(game, model_texts: tuple[str, ...], registry_dir: Path, devi
               help="Build the set from the self-play positions of these shards (a run's shards directory, one "
                    "generation's, or a shard file), labelled as the game's own set is: how well the models know the "
                    "run's own games. Connect Four, Othello and tic-tac-toe.")
+@click.option("--phase", default=None, metavar="NAME",
+              help="Build a further set of the game's instead of the pipeline's: Othello's late-midgame (random "
+                   "positions with 17-22 empty squares; about 25 minutes of one core for 400, so save it with "
+                   "--set-file).")
 @config_file_option
 @data_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the tables.")
 def oracle(game_name: str, model_texts: tuple[str, ...], positions: int, seed: int, sims: int,
-           set_file: Path | None, from_shards: Path | None, config_file: Path | None, data_dir: Path | None,
-           device: str, as_json: bool) -> None:
+           set_file: Path | None, from_shards: Path | None, phase: str | None, config_file: Path | None,
+           data_dir: Path | None, device: str, as_json: bool) -> None:
     """Score models on one exact-label oracle set: how often each one's raw policy (no search) and its small
     search keep the solved outcome (and play an optimal move, where the labels have exact scores), 95% Wilson
     intervals, and each model after the first compared with the first position by position (paired, 95% bootstrap
@@ -225,7 +229,7 @@ def oracle(game_name: str, model_texts: tuple[str, ...], positions: int, seed: i
         models = _network_models(game, model_texts, registry_dir, device)
         try:
             oracle_set = oracle_set_for(game, positions, seed, set_file, lambda line: click.echo(line, err=True),
-                                        from_shards)
+                                        from_shards, phase)
         except OracleBenchError as exc:
             fail(exc)
         report = compare_on_oracle(game, models, oracle_set, search, seed=seed)

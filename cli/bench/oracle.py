@@ -5,12 +5,14 @@ model, or any versions, position by position.
     zeroforge bench oracle --game connect4 --model shipped --model best --positions 400 --seed 1000
     zeroforge bench oracle --game connect4 --model best --set-file DATA/games/connect4/reports/oracle-set-200.npz
     zeroforge bench oracle --game connect4 --model best --from-shards DATA/games/connect4/shards/gen-000030
+    zeroforge bench oracle --game othello --model shipped --model best --phase late-midgame --set-file late.npz
 
 The set comes from the game family's builder (the same positions for the same --positions and --seed), or from
 --set-file: loaded when the file exists (a run's own set, an ablation's), else built and saved there for the next
 call. With --from-shards the positions are a run's own self-play positions, labelled the same way: a network that
 keeps the outcome far more often there than on the builder's positions knows its own games better than the positions
-other players reach.
+other players reach. With --phase the family's further set is built instead of the pipeline's (Othello's
+late-midgame positions, 17-22 empty squares, where the pipeline's set holds endgames).
 """
 from __future__ import annotations
 
@@ -26,17 +28,19 @@ class OracleBenchError(ValueError):
 
 
 def oracle_set_for(game: Game, positions: int, seed: int, set_file: Path | None, say: Callable[[str], None],
-                   from_shards: Path | None = None):
-    """The OracleSet to score on: set_file's when it exists (its own positions; `positions` and `seed` unused),
-    else up to `positions` labelled positions drawn with `seed`: by the family's builder, or from the self-play
-    positions of the shards under `from_shards` (a shard file or a directory, e.g. a run's shards or one
-    generation's) with the family's labeller; saved to set_file when given. OracleBenchError when the game's
-    family has no exact labels (or none for given positions), set_file does not hold a set of `game`, or
+                   from_shards: Path | None = None, phase: str | None = None):
+    """The OracleSet to score on: set_file's when it exists (its own positions; `positions`, `seed` and `phase`
+    unused), else up to `positions` labelled positions drawn with `seed`: by the family's builder (the builder of
+    its further set `phase` when given, e.g. Othello's "late-midgame"), or from the self-play positions of the
+    shards under `from_shards` (a shard file or a directory, e.g. a run's shards or one generation's) with the
+    family's labeller; saved to set_file when given. OracleBenchError when the game's family has no exact labels
+    (or none for given positions, or no set called `phase`), set_file does not hold a set of `game`, or
     `from_shards` holds no shard of `game`."""
     from shared.games import family_of
     from shared.games.oracle_set import cached_oracle_set, load_oracle_set, save_oracle_set
 
     family = family_of(game)
+    build = _builder(game, family, phase, from_shards)
     if set_file is not None and set_file.exists():
         if from_shards is not None:
             raise OracleBenchError(f"--set-file {set_file} already exists, so --from-shards would not be used; name "
@@ -55,16 +59,33 @@ def oracle_set_for(game: Game, positions: int, seed: int, set_file: Path | None,
     if from_shards is not None:
         oracle = _set_from_shards(game, family, from_shards, positions, seed, say)
     else:
-        say(f"building the oracle set: {positions} positions of {game.name}, seed {seed} ...")
+        say(f"building the {phase + ' ' if phase else ''}oracle set: {positions} positions of {game.name}, "
+            f"seed {seed} ...")
         if set_file is not None:
-            oracle, seconds = cached_oracle_set(set_file, game, family.oracle_set, positions, seed)
+            oracle, seconds = cached_oracle_set(set_file, game, build, positions, seed)
             say(f"built in {seconds:.0f} s and saved to {set_file}")
             return oracle
-        oracle = family.oracle_set(game, positions, seed)
+        oracle = build(game, positions, seed)
     if set_file is not None:
         save_oracle_set(set_file, oracle)
         say(f"saved to {set_file}")
     return oracle
+
+
+def _builder(game: Game, family, phase: str | None, from_shards: Path | None):
+    """The family's set builder (game, count, seed) -> OracleSet: its further set `phase`'s when given, else the
+    pipeline's (None when it has none: oracle_set_for says so); OracleBenchError for a phase it does not have."""
+    if phase is None or family.oracle_set is None:
+        return family.oracle_set
+    if not family.oracle_phases:
+        raise OracleBenchError(f"--phase {phase}: {game.name} has only the pipeline's oracle set; drop --phase")
+    if phase not in family.oracle_phases:
+        raise OracleBenchError(f"--phase {phase}: {game.name} has no such oracle set; choose one of "
+                               f"{', '.join(sorted(family.oracle_phases))}, or drop --phase for the pipeline's")
+    if from_shards is not None:
+        raise OracleBenchError(f"--phase {phase} draws its own positions, so --from-shards would not be used; "
+                               "drop one of them")
+    return family.oracle_phases[phase]
 
 
 def _set_from_shards(game: Game, family, path: Path, positions: int, seed: int, say: Callable[[str], None]):

@@ -85,6 +85,9 @@ class GameFamily:
     oracle_set_from_positions(game, states [M, S] int16, count, seed) -> OracleSet: up to `count` of the given
         positions (e.g. a run's own self-play positions, `bench oracle --from-shards`) labelled as oracle_set labels
         its own; None when the family's labels come with its own positions (Gomoku's tactics) or it has none.
+    oracle_phases: further named oracle sets, name -> builder(game, count, seed) -> OracleSet, that `bench oracle
+        --phase NAME` scores on instead of oracle_set's (e.g. Othello's "late-midgame": too slow to label for every
+        run, so built on demand).
     """
 
     name: str
@@ -110,6 +113,7 @@ class GameFamily:
     tactics_span: str | None = None
     oracle_set: Callable[[Game, int, int], Any] | None = None
     oracle_set_from_positions: Callable[[Game, "np.ndarray", int, int], Any] | None = None
+    oracle_phases: Mapping[str, Callable[[Game, int, int], Any]] = field(default_factory=dict)
 
 
 #: The descriptor of games whose family is not registered (e.g. a test's stand-in game): no hooks, defaults only.

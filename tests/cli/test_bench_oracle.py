@@ -106,3 +106,27 @@ def test_bench_oracle_from_shards_refuses_what_it_cannot_label(tmp_path) -> None
                                            str(tmp_path / "data"), *extra])
         assert result.exit_code == 2 and message in result.output, (extra, result.output)
         assert "Traceback" not in result.output
+
+
+def test_bench_oracle_phase_builds_the_late_midgame_set_and_refuses_unknown_phases(tmp_path) -> None:
+    set_file = tmp_path / "late.npz"
+    untrained = str(_untrained(tmp_path, "othello-6x6"))
+    args = ["bench", "oracle", "--data-dir", str(tmp_path / "d")]
+    result = CliRunner().invoke(main, [*args, "--game", "othello-6x6", "--model", untrained, "--phase",
+                                       "late-midgame", "--positions", "3", "--sims", "2", "--set-file", str(set_file),
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    assert "building the late-midgame oracle set: 3 positions" in result.output and set_file.exists()
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["positions"] == 3 and "late-midgame positions with 17-22 empty squares" in report["source"]
+    othello = ["--game", "othello-6x6", "--model", untrained]
+    cases = [
+        ([*othello, "--phase", "opening"], "no such oracle set; choose one of late-midgame"),
+        ([*othello, "--phase", "late-midgame", "--from-shards", str(tmp_path)], "drop one of them"),
+        (["--game", "tictactoe", "--model", "shipped", "--phase", "late-midgame"],
+         "has only the pipeline's oracle set"),
+    ]
+    for extra, message in cases:
+        refused = CliRunner().invoke(main, [*args, *extra])
+        assert refused.exit_code == 2 and message in refused.output, (extra, refused.output)
+        assert "Traceback" not in refused.output

@@ -68,6 +68,10 @@ ILLUSTRATIVE = {
     ".venv/bin/zeroforge bench oracle --game connect4 --model shipped --model best --positions 400 --seed 1000":
         "the solver labels 400 Connect Four positions first, 30-60 s (tests/cli/test_bench_oracle.py runs the "
         "command on tic-tac-toe)",
+    ".venv/bin/zeroforge bench oracle --game othello --model shipped --model best --phase late-midgame --set-file "
+    "late-400.npz":
+        "the solver labels 400 late-midgame Othello positions first, about 25 minutes "
+        "(tests/cli/test_bench_oracle.py builds a 3-position 6x6 set)",
     ".venv/bin/zeroforge ui":
         "starts a server that runs until Ctrl-C",
     ".venv/bin/zeroforge ui --data-dir runs/c4 --game connect4":

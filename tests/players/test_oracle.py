@@ -122,6 +122,24 @@ def test_solver_sets_agree_with_the_solver(name):
         assert values.max() >= 0 and np.array_equal(keeps, values == values.max())
 
 
+def test_othello_late_midgame_set_holds_positions_further_from_the_end_labelled_by_the_solver():
+    from shared.games.othello.oracle import LATE_MIDGAME_EMPTIES, ORACLE_EMPTIES
+    from shared.games.othello.solver import OthelloSolver
+
+    game = make_game("othello-6x6")
+    build = family_of(game).oracle_phases["late-midgame"]
+    oracle = build(game, 3, 0)
+    empties = (oracle.states[:, :game.num_cells] == 0).sum(axis=1)
+    low, high = LATE_MIDGAME_EMPTIES
+    assert len(oracle) == 3 and ((empties >= low) & (empties <= high)).all()
+    assert empties.min() > ORACLE_EMPTIES[6][1] and "late-midgame positions with 17-22 empty squares" in oracle.source
+    assert np.array_equal(oracle.states, build(game, 3, 0).states)
+    solver = OthelloSolver(game, max_nodes=10**9)
+    for state, keeps in zip(oracle.states, oracle.keeps):
+        values = solver.move_values(state)
+        assert values.max() >= 0 and np.array_equal(keeps, values == values.max())
+
+
 def test_inarow_set_keeps_winning_and_blocking_moves():
     game = make_game("gomoku-6x6-4")
     oracle = family_of(game).oracle_set(game, 8, 0)

@@ -81,6 +81,12 @@ def _oracle_set(game: Game, count: int, seed: int):
     return oracle_set(game, count, seed)
 
 
+def _late_midgame_set(game: Game, count: int, seed: int):
+    from shared.games.othello.oracle import late_midgame_set
+
+    return late_midgame_set(game, count, seed)
+
+
 def _oracle_set_from_positions(game: Game, states, count: int, seed: int):
     from shared.games.othello.oracle import oracle_set_from_positions
 
@@ -104,5 +110,6 @@ FAMILY = GameFamily(
     tactics_solver=_tactics_solver,
     tactics_span="empties",
     oracle_set=_oracle_set,
+    oracle_phases={"late-midgame": _late_midgame_set},
     oracle_set_from_positions=_oracle_set_from_positions,
 )
