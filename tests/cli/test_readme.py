@@ -101,8 +101,8 @@ ILLUSTRATIVE = {
         "reproduces a BENCHMARKS.md figure (minutes of solving)",
     ".venv/bin/zeroforge eval shipped pure-mcts:5000 --game gomoku-6x6-4 --games 100 --sims 400 --json":
         "reproduces a BENCHMARKS.md figure (minutes)",
-    ".venv/bin/zeroforge eval shipped pure-mcts:5000 --game gomoku-8x8-5 --games 40 --sims 400 --json":
-        "reproduces a BENCHMARKS.md figure (about 6 minutes)",
+    ".venv/bin/zeroforge eval shipped pure-mcts:5000 --game gomoku-8x8-5 --games 100 --sims 400 --json":
+        "reproduces a BENCHMARKS.md figure (about 4 minutes on 2 cores)",
     ".venv/bin/zeroforge eval shipped pure-mcts:1000 --game gomoku-15 --games 100 --sims 400 --json":
         "reproduces a BENCHMARKS.md figure (about 12 minutes)",
     ".venv/bin/zeroforge bench tactics --game gomoku-15 --vcf --positions 100 --sims 400 --json":
