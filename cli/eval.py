@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from cli.play_common import (
-    canonical_game_name, checked_device, config_file_option, data_dir_option, device_option, game_and_registry,
+    canonical_game_name, checked_device, config_file_option, data_dir_option, device_option, fail, game_and_registry,
     game_config, game_option, user_errors,
 )
 from cli.render import text_table
@@ -88,9 +88,23 @@ def format_report(report: dict) -> str:
         ("Elo A - B [95% CI]", f"{report['elo']:+.0f} [{report['elo_low']:+.0f}, {report['elo_high']:+.0f}]"),
     ]
     title = f"A = {report['player_a']}   B = {report['player_b']}   ({report['game']})"
-    footer = (f"{report['sims']} simulations per move for network players; opening seed {report['opening_seed']}; "
-              f"{report['jobs']} chunks; {report['seconds']:.1f} s")
+    plies = report.get("opening_plies")
+    openings = "" if plies is None else f" ({','.join(map(str, plies))} plies of any move)"
+    footer = (f"{report['sims']} simulations per move for network players; opening seed {report['opening_seed']}"
+              f"{openings}; {report['jobs']} chunks; {report['seconds']:.1f} s")
     return "\n".join([title, text_table(["", "value"], rows), footer])
+
+
+def _plies_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    """--opening-plies as a tuple of ply counts (None when not given); a bad value is a one-line error."""
+    from shared.config.fields import parse_plies
+
+    if value is None:
+        return None
+    try:
+        return parse_plies(value)
+    except ValueError as exc:
+        fail(f"--opening-plies {value!r}: {exc}")
 
 
 @click.command("eval")
@@ -103,6 +117,9 @@ def format_report(report: dict) -> str:
 @click.option("--seed", type=click.IntRange(0, 2**31), default=0, show_default=True,
               help="Random seed of the players (in the gate's chunk i, A gets SEED+i, B SEED+i+1).")
 @click.option("--opening-seed", type=click.IntRange(0, 2**31), default=None, help="Seed of the opening set [default: the gate's].")
+@click.option("--opening-plies", "opening_plies", callback=_plies_option, default=None, metavar="PLIES",
+              help="Openings of these lengths made of any legal moves, e.g. 6-8 or 6,7,8 (the form of "
+                   "gate.opening_plies) [default: the game family's openings].")
 @config_file_option
 @data_dir_option
 @device_option
@@ -112,13 +129,15 @@ def format_report(report: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 @store_option
 def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims: int | None, seed: int,
-                 opening_seed: int | None, config_file: Path | None, data_dir: Path | None, device: str,
-                 processes: int | None, as_json: bool, store_url: str | None) -> None:
+                 opening_seed: int | None, opening_plies: tuple[int, ...] | None, config_file: Path | None,
+                 data_dir: Path | None, device: str, processes: int | None, as_json: bool,
+                 store_url: str | None) -> None:
     """Play PLAYER_A against PLAYER_B (player specs) and report A's W/D/L, score and Elo with 95% intervals.
 
     Specs: random, minimax (tic-tac-toe), pure-mcts:N, best, shipped, a registry version (e.g. 000012) or a
     model file. `best` without a registry (or before the first promotion) plays the shipped model, with a note. The match is played exactly as the gate plays it: the gate's search settings and opening set,
-    each opening twice with colours swapped, in the gate's chunks.
+    each opening twice with colours swapped, in the gate's chunks; the openings are the game family's (those of
+    the anchor match) unless --opening-plies asks for others, e.g. those of a gate.opening_plies setting.
     """
     from shared.players.match import check_game_count, evaluate_players
 
@@ -141,10 +160,11 @@ def eval_command(player_a: str, player_b: str, game_name: str, games: int, sims:
             stats, seconds = evaluate_players(game, player_a, player_b, games=games, search=search,
                                               jobs=cfg.gate.jobs, seed=seed, opening_seed=opening_seed,
                                               registry_dir=registry_dir, device=device, progress=update,
-                                              processes=processes)
+                                              processes=processes, opening_plies=opening_plies)
         finally:
             finish()
     report = {**stats.to_dict(), "player_a": player_a, "player_b": player_b, "game": game.name,
-              "sims": search.num_simulations, "seed": seed, "opening_seed": opening_seed, "jobs": cfg.gate.jobs,
+              "sims": search.num_simulations, "seed": seed, "opening_seed": opening_seed,
+              "opening_plies": None if opening_plies is None else list(opening_plies), "jobs": cfg.gate.jobs,
               "seconds": seconds, "notes": notes}
     click.echo(json.dumps(report, sort_keys=True) if as_json else format_report(report))

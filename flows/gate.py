@@ -38,9 +38,11 @@ class _StopEarly(Exception):
 
 
 def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], str], player_a: str, player_b: str,
-                games: int, seed: int, description: str) -> list[JobSpec]:
+                games: int, seed: int, description: str,
+                opening_plies: tuple[int, ...] | None = None) -> list[JobSpec]:
     """The eval jobs of one paired match of `games` games (games/2 openings in gate.jobs chunks, chunk i with
-    seed + i, as shared.players.match.evaluate_players plays them); job_id(i) names chunk i's job."""
+    seed + i, as shared.players.match.evaluate_players plays them; `opening_plies`: openings of that many plies of
+    any move, None: the family's plan); job_id(i) names chunk i's job."""
     layout = DataLayout(Path(data_dir), config.game.name)
     data_id = layout.data_id()
     publish_models(config, layout, [spec.value for spec in map(parse_player_spec, (player_a, player_b))
@@ -50,7 +52,8 @@ def match_specs(config: PipelineConfig, data_dir: str, job_id: Callable[[int], s
         JobSpec(func="services.gatekeeper.match_job",
                 payload=MatchPayload(data_id=data_id, config=service, player_a=player_a, player_b=player_b,
                                      opening_indices=chunk, num_openings=openings,
-                                     simulations=config.gate.simulations, seed=seed + i),
+                                     simulations=config.gate.simulations, seed=seed + i,
+                                     opening_plies=opening_plies),
                 queue=QUEUE_EVAL, job_id=job_id(i), timeout_s=config.pipeline.eval_timeout_s,
                 description=f"{config.game.name} {description}: {player_a} vs {player_b}, openings {chunk[0]}..",
                 **ttl_kwargs(config.pipeline))
@@ -134,12 +137,14 @@ def gate_flow(config: PipelineConfig, generation: int, data_dir: str, candidate:
     g, game = config.gate, config.game.name
     ids = DataLayout(Path(data_dir), game).job_ids()
     specs = match_specs(config, data_dir, lambda i: ids.gate(generation, candidate, best, i), candidate, best,
-                        g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate")
+                        g.games, seed=config.pipeline.seed + generation, description=f"gen {generation} gate",
+                        opening_plies=g.opening_plies)
     report = run_match(specs, rule=g.promote_rule, threshold=g.threshold, early_stop=g.early_stop,
                        timeout_s=config.pipeline.wait_timeout_s, outage_s=config.pipeline.redis_outage_s, logger=logger,
                        layout=DataLayout(Path(data_dir), game), generation=generation, phase="gate",
                        promote_all_draws=g.promote_all_draws, early_stop_confidence=g.early_stop_confidence)
-    report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations})
+    report.update({"candidate": candidate, "best": best, "generation": generation, "simulations": g.simulations,
+                   "opening_plies": None if g.opening_plies is None else list(g.opening_plies)})
     key = artifact_key(game, data_dir, "gate", generation)
     create_table_artifact(key=key, table=[gate_table_row(report)],
                           description=f"Gate of generation {generation}: {candidate} vs {best}")

@@ -1,8 +1,8 @@
 """Gatekeeper-evaluator service: one chunk of a paired match as an rq job, and the verdict over all chunks.
 
 A gate is a 400-game paired evaluation by default: `gate.games / 2` openings drawn from the game's fixed,
-seeded opening set, each played twice with colours swapped, equal simulations for both sides, no noise,
-temperature 0 (shared.players.match). The openings are split into `gate.jobs` chunks; each `match_job` plays
+seeded opening set (the family's plan, or `gate.opening_plies` plies of any move), each played twice with
+colours swapped, equal simulations for both sides, no noise, temperature 0 (shared.players.match). The openings are split into `gate.jobs` chunks; each `match_job` plays
 one chunk and returns its pairs. `summarize_match` merges the chunks into W/D/L, the score, a 95% interval
 built from the pair scores (the two games of a pair are not independent), the Elo difference and the decision.
 """
@@ -48,7 +48,8 @@ def match_job(payload: dict, worker: WorkerContext) -> dict:
         paired = play_match_chunk(game, job.player_a, job.player_b, search=cfg.match_search_config(job.simulations),
                                   opening_indices=job.opening_indices, num_openings=job.num_openings,
                                   opening_seed=cfg.gate.opening_seed, seed=job.seed,
-                                  registry_dir=layout.registry_dir, device=worker.device, stop=cancel_check())
+                                  registry_dir=layout.registry_dir, device=worker.device, stop=cancel_check(),
+                                  opening_plies=job.opening_plies)
     except MatchStopped as stopped:
         seconds = round(time.perf_counter() - start, 3)
         log.info("match chunk canceled (its match no longer needs it): stopped after %d turns, %.1f s",

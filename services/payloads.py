@@ -178,6 +178,8 @@ class MatchPayload(_Frozen):
     num_openings: int = Field(ge=1, le=MAX_OPENINGS)
     simulations: int = Field(ge=1, le=100_000)
     seed: Seed
+    # openings of these lengths made of any legal moves (the gate's gate.opening_plies); None: the family's plan
+    opening_plies: tuple[Annotated[int, Field(ge=1, le=1000)], ...] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _openings_exist(self) -> "MatchPayload":

@@ -77,6 +77,37 @@ def _check_store_url(value: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
+def _plies_from_text(value: Any) -> Any:
+    """Opening lengths as given: "none" -> None, "6-8" -> [6, 7, 8], "6,8" -> [6, 8]; lists pass through."""
+    value = _none_from_string(value)
+    if not isinstance(value, str):
+        return value
+    text = value.replace(" ", "")
+    low, dash, high = text.partition("-")
+    if dash and low.isdigit() and high.isdigit():
+        if int(low) > int(high):
+            raise ValueError(f"'{value}' is an empty range; write it low-high, e.g. 6-8")
+        return list(range(int(low), int(high) + 1))
+    parts = text.split(",")
+    if not all(part.isdigit() for part in parts):
+        raise ValueError(f"'{value}' is not a list of ply counts; write e.g. 6-8, 6,7,8 or none")
+    return [int(part) for part in parts]
+
+
+def _check_plies(value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if not value or not all(1 <= plies <= 1000 for plies in value):
+        raise ValueError(f"opening lengths must be 1 to 1000 plies (got {list(value)})")
+    return tuple(sorted(set(value)))
+
+
+def parse_plies(value: Any) -> tuple[int, ...] | None:
+    """Opening lengths from text or a list ("6-8", "6,7,8", [6, 7, 8], "none"): a sorted tuple of distinct ply
+    counts from 1 to 1000, or None; ValueError saying what is wrong otherwise."""
+    return _check_plies(_plies_from_text(value))
+
+
 def _expand_path(value: Path | None) -> Path | None:
     return None if value is None else value.expanduser()
 
@@ -90,6 +121,9 @@ RedisUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValida
 StoreUrl = Annotated[str | None, BeforeValidator(_none_from_string), AfterValidator(_check_store_url)]
 #: An optional filesystem path; "~" is expanded.
 OptionalPath = Annotated[Path | None, BeforeValidator(_none_from_string), AfterValidator(_expand_path)]
+
+#: Optional opening lengths in plies: "6-8", "6,7,8", a TOML list, or "none"; stored sorted without repeats.
+OptionalPlies = Annotated[tuple[int, ...] | None, BeforeValidator(_plies_from_text), AfterValidator(_check_plies)]
 
 #: Optional numbers that also accept the strings "none"/"null"/"" as None (for env vars and --set).
 OptionalInt = Annotated[int | None, BeforeValidator(_none_from_string)]

@@ -13,7 +13,8 @@ from pydantic import Field, field_validator, model_validator
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.types import SearchConfig
-from shared.config.fields import Device, OptionalFloat, OptionalInt, OptionalPath, OptionalStr, RedisUrl, Section, StoreUrl
+from shared.config.fields import (Device, OptionalFloat, OptionalInt, OptionalPath, OptionalPlies, OptionalStr, RedisUrl,
+                                  Section, StoreUrl)
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
@@ -286,6 +287,12 @@ class GateSection(Section):
     )
     opening_seed: int = Field(
         default=2024, ge=0, le=2**31, description="Seed of the fixed opening set (the same openings in every gate)."
+    )
+    opening_plies: OptionalPlies = Field(
+        default=None,
+        description='Gate openings only: random openings of these lengths made of any legal moves ("6-8", "6,7,8" '
+        'or a list), instead of the game family\'s plan, for boards whose family openings good players draw; the '
+        'anchor match and `eval` keep the family\'s plan. "none" = the family\'s plan.',
     )
     early_stop: bool = Field(
         default=True, description="Stop the gate once the remaining pairs cannot change the decision."

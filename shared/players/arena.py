@@ -18,7 +18,6 @@ import numpy as np
 from shared.games.base import F_WINNER, Game
 from shared.players.player import Player
 from shared.search.errors import ArenaError
-from shared.search.openings import opening_plan
 from shared.search.selfplay import game_length_bound
 
 __all__ = ["MatchGame", "MatchResult", "MatchStopped", "play_match"]

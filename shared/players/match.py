@@ -1,12 +1,13 @@
 """Paired matches between two player specs: the one match function of the gate, the anchor match and `eval`.
 
-A match of `games` games uses `games / 2` openings from `opening_set(game, games / 2, seed=opening_seed)`, each
-played twice with colours swapped (no noise, temperature 0). The openings are split into `jobs` interleaved
-chunks (`split_openings`); chunk i is played by `play_match_chunk` with player seeds (seed + i, seed + i + 1).
-The gate runs each chunk as an rq job (services.gatekeeper.match_job); `evaluate_players` runs the same
-chunks in this process, or in a pool of `processes` spawned processes (one torch thread each), one chunk per
-task. With the same players, search, openings, chunks and seed all of them give the same games.
-Everything is from player A's side; shared.stats turns the game scores into W/D/L, the score and its interval.
+A match of `games` games uses `games / 2` openings from `opening_set(game, games / 2, seed=opening_seed)` (of
+`opening_plies` plies of any move when given, else the game family's plan), each played twice with colours
+swapped (no noise, temperature 0). The openings are split into `jobs` interleaved chunks (`split_openings`);
+chunk i is played by `play_match_chunk` with player seeds (seed + i, seed + i + 1). The gate runs each chunk as
+an rq job (services.gatekeeper.match_job); `evaluate_players` runs the same chunks in this process, or in a pool
+of `processes` spawned processes (one torch thread each), one chunk per task. With the same players, search,
+openings, chunks and seed all of them give the same games. Everything is from player A's side; shared.stats
+turns the game scores into W/D/L, the score and its interval.
 """
 from __future__ import annotations
 
@@ -74,14 +75,16 @@ def close_players(*players) -> None:
 
 def play_match_chunk(game: Game, spec_a: str, spec_b: str, *, search: SearchConfig, opening_indices: list[int],
                      num_openings: int, opening_seed: int, seed: int, registry_dir: Path | None = None,
-                     device: str = "cpu", stop: Callable[[], bool] | None = None) -> PairedGames:
-    """Play openings `opening_indices` (of the `num_openings`-opening set) twice each, A first then B first.
+                     device: str = "cpu", stop: Callable[[], bool] | None = None,
+                     opening_plies: tuple[int, ...] | None = None) -> PairedGames:
+    """Play openings `opening_indices` (of the `num_openings`-opening set; `opening_plies`: opening_set's `plies`)
+    twice each, A first then B first.
 
     Network players search with `search`; A gets rng seed `seed`, B `seed + 1`. Raises PlayerSpecError,
     RegistryError, ModelFileError or GameError when a player cannot be built, and shared.players.arena.MatchStopped
     when `stop()` says True before a turn (None: never). Players are closed at the end.
     """
-    openings = opening_set(game, num_openings, seed=opening_seed)
+    openings = opening_set(game, num_openings, seed=opening_seed, plies=opening_plies)
     player_a = build_player(spec_a, game, search=search, registry_dir=registry_dir, device=device, seed=seed)
     player_b = build_player(spec_b, game, search=search, registry_dir=registry_dir, device=device, seed=seed + 1)
     start = time.perf_counter()
@@ -106,7 +109,8 @@ def _chunk_in_process(game_params: dict, spec_a: str, spec_b: str, kwargs: dict)
 
 def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search: SearchConfig, jobs: int,
                      seed: int, opening_seed: int, registry_dir: Path | None = None, device: str = "cpu",
-                     progress: ProgressFn | None = None, processes: int = 1) -> tuple[EvalStats, float]:
+                     progress: ProgressFn | None = None, processes: int = 1,
+                     opening_plies: tuple[int, ...] | None = None) -> tuple[EvalStats, float]:
     """A paired match of `games` games played here, chunk by chunk exactly as the gate's jobs play it.
 
     `processes` > 1 plays the chunks in that many spawned processes at once (at most one per chunk); the games
@@ -116,13 +120,14 @@ def evaluate_players(game: Game, spec_a: str, spec_b: str, *, games: int, search
     start = time.perf_counter()
     scores = paired_game_scores(game, spec_a, spec_b, games=games, search=search, jobs=jobs, seed=seed,
                                 opening_seed=opening_seed, registry_dir=registry_dir, device=device,
-                                progress=progress, processes=processes)
+                                progress=progress, processes=processes, opening_plies=opening_plies)
     return evaluate_pairs(scores), round(time.perf_counter() - start, 3)
 
 
 def paired_game_scores(game: Game, spec_a: str, spec_b: str, *, games: int, search: SearchConfig, jobs: int,
                        seed: int, opening_seed: int, registry_dir: Path | None = None, device: str = "cpu",
-                       progress: ProgressFn | None = None, processes: int = 1) -> np.ndarray:
+                       progress: ProgressFn | None = None, processes: int = 1,
+                       opening_plies: tuple[int, ...] | None = None) -> np.ndarray:
     """The games of evaluate_players' match (same arguments): A's points per game, [games // 2, 2] float64 in
     {0, 0.5, 1}, one row per opening (its two games, colours swapped), so the games of several matches can be
     pooled (concatenated) before shared.stats.evaluate_pairs."""
@@ -130,7 +135,8 @@ def paired_game_scores(game: Game, spec_a: str, spec_b: str, *, games: int, sear
     num_openings = games // 2
     chunks = split_openings(num_openings, jobs)
     kwargs = [dict(search=search, opening_indices=chunk, num_openings=num_openings, opening_seed=opening_seed,
-                   seed=seed + i, registry_dir=registry_dir, device=device) for i, chunk in enumerate(chunks)]
+                   seed=seed + i, registry_dir=registry_dir, device=device, opening_plies=opening_plies)
+              for i, chunk in enumerate(chunks)]
     scores: dict[int, np.ndarray] = {}
 
     def finished(i: int, paired: PairedGames) -> None:

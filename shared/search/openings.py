@@ -1,7 +1,9 @@
 """Fixed, seeded opening sets for matches: a few random plies that do not end the game.
 
 The game family says how long openings are and which moves they may use (`GameFamily.opening_plan`, e.g. a few
-plies near the centre of a Gomoku board); without a plan, 2 plies of any move.
+plies near the centre of a Gomoku board); without a plan, 2 plies of any move. A caller may instead ask for
+`plies`: openings of those lengths made of any legal moves (the gate's `gate.opening_plies`, for boards whose
+family openings good players draw).
 
 Rule: openings are distinct POSITIONS (two move orders reaching the same position count once). When the space
 of openings is small (at most ENUMERATION_LIMIT move sequences per ply), all of them are enumerated,
@@ -24,8 +26,13 @@ from shared.search.errors import ArenaError
 ENUMERATION_LIMIT = 5000
 
 
-def opening_plan(game: Game) -> tuple[tuple[int, ...], np.ndarray]:
-    """(allowed opening lengths, allowed actions [A] bool): the game family's plan, else 2 plies of any move."""
+def opening_plan(game: Game, plies: tuple[int, ...] | None = None) -> tuple[tuple[int, ...], np.ndarray]:
+    """(allowed opening lengths, allowed actions [A] bool): `plies` of any move when given, else the game
+    family's plan, else 2 plies of any move."""
+    if plies is not None:
+        if not plies or min(plies) < 1:
+            raise ArenaError(f"opening lengths must be 1 or more plies (got {list(plies)})")
+        return tuple(sorted(set(plies))), np.ones(game.num_actions, bool)
     plan = family_of(game).opening_plan
     if plan is not None:
         return plan(game)
@@ -81,12 +88,13 @@ def _sample(game: Game, lengths: tuple[int, ...], allowed: np.ndarray, count: in
     return list(found.values())
 
 
-def opening_set(game: Game, count: int, seed: int) -> list[list[int]]:
-    """`count` openings (action lists) for `game`, deterministic for a seed; see the module docstring's rule."""
+def opening_set(game: Game, count: int, seed: int, plies: tuple[int, ...] | None = None) -> list[list[int]]:
+    """`count` openings (action lists) for `game`, deterministic for a seed: the family's plan, or openings of
+    `plies` moves of any legal move when given; see the module docstring's rule."""
     if count < 1:
         raise ArenaError(f"opening count must be >= 1 (got {count})")
     rng = np.random.default_rng(seed)
-    lengths, allowed = opening_plan(game)
+    lengths, allowed = opening_plan(game, plies)
     distinct = _enumerate(game, lengths, allowed)
     if distinct is not None:
         distinct = [distinct[i] for i in rng.permutation(len(distinct))]

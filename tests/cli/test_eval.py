@@ -69,6 +69,7 @@ def test_model_file_and_registry_best_players(runner, tiny_models, tictactoe_reg
     (["minimax", "random", "--game", "connect4", "--games", "4"], "tictactoe"),
     (["random", "random", "--game", "chess", "--games", "4"], "unknown game"),
     (["/nonexistent/model.pt", "random", "--game", "tictactoe", "--games", "4"], "does not exist"),
+    (["random", "random", "--game", "tictactoe", "--games", "4", "--opening-plies", "4-2"], "empty range"),
 ])
 def test_bad_input_is_one_line_error(runner, args, needle):
     one_line_error(runner.invoke(eval_command, args), needle)
@@ -99,20 +100,24 @@ def test_evaluate_players_reports_progress_per_chunk_and_is_reproducible():
     assert len(seen) == 3 and seen[-1][:2] == (14, 14) and seen[-1][2] == pytest.approx(first.score)
 
 
-def test_the_gate_and_eval_give_the_same_result(runner, tictactoe_registry):
-    """The gate's match jobs (run here with a worker context) and `zeroforge eval` play the same games."""
+@pytest.mark.parametrize("plies", [None, (3, 4)])
+def test_the_gate_and_eval_give_the_same_result(runner, tictactoe_registry, plies):
+    """The gate's match jobs (run here with a worker context) and `zeroforge eval` play the same games: with the
+    family's openings, and with openings of given plies (gate.opening_plies, eval --opening-plies)."""
     cfg = load_config(GatekeeperConfig, "tictactoe", env=None)
     layout = DataLayout(tictactoe_registry, "tictactoe")
     context, data_id, games, seed = WorkerContext(data_dir=tictactoe_registry), layout.data_id(), 12, 11
     chunks = [match_job(MatchPayload(data_id=data_id, config=cfg, player_a="000001", player_b="pure-mcts:8",
                                      opening_indices=chunk, num_openings=games // 2, simulations=cfg.gate.simulations,
-                                     seed=seed + i).model_dump(mode="json"), context)
+                                     seed=seed + i, opening_plies=plies).model_dump(mode="json"), context)
               for i, chunk in enumerate(split_openings(games // 2, cfg.gate.jobs))]
     gate = summarize_match(chunks, cfg.gate.promote_rule, cfg.gate.threshold)
-    report = _run_json(runner, ["1", "pure-mcts:8", "--game", "tictactoe", "--games", str(games), "--seed",
-                                str(seed), "--data-dir", str(tictactoe_registry)])
+    args = ["1", "pure-mcts:8", "--game", "tictactoe", "--games", str(games), "--seed", str(seed), "--data-dir",
+            str(tictactoe_registry)]
+    report = _run_json(runner, args + ([] if plies is None else ["--opening-plies", "3-4"]))
     keys = ("games", "pairs", "wins", "draws", "losses", "score", "ci_low", "ci_high", "elo")
     assert {k: report[k] for k in keys} == {k: gate[k] for k in keys}
+    assert report["opening_plies"] == (None if plies is None else [3, 4])
 
 
 def test_best_without_a_registry_plays_the_shipped_model_with_a_note(runner, tmp_path):

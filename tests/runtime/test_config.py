@@ -133,6 +133,17 @@ def test_game_name_from_layers_and_conflicts(tmp_path):
         load_config(PipelineConfig, None, None, None)
 
 
+@pytest.mark.parametrize(("value", "plies"), [("6-8", (6, 7, 8)), ("8, 6,7,6", (6, 7, 8)), ([5, 3], (3, 5)),
+                                             ("none", None), ("4", (4,))])
+def test_gate_opening_plies_forms(value, plies):
+    """gate.opening_plies from a range, a comma list, a TOML list or "none": stored sorted, without repeats."""
+    assert load_config(PipelineConfig, "gomoku-8x8-5", env=None,
+                       overrides={"gate.opening_plies": value}).gate.opening_plies == plies
+    env = {"ZEROFORGE_GATE__OPENING_PLIES": value} if isinstance(value, str) else {}
+    if env:
+        assert load_config(PipelineConfig, "gomoku-8x8-5", env=env).gate.opening_plies == plies
+
+
 def test_none_strings_and_optional_fields():
     env = {"ZEROFORGE_PIPELINE__GENERATIONS": "none", "ZEROFORGE_GATE__ANCHOR": "None"}
     cfg = load_config(PipelineConfig, "tictactoe", env=env, overrides={"pipeline.data_dir": "~/zf"})
@@ -169,6 +180,9 @@ def test_none_strings_and_optional_fields():
          r"value_cut_at_sampled_moves cuts at temperature moves of a \"puct\" root"),
         ({"train.value_cut_at_sampled_moves": True, "train.value_target_mix": 0.25}, None),
         ({"train.samples_per_position": 0}, r"train\.samples_per_position: must be > 0"),
+        ({"gate.opening_plies": "8-6"}, r"gate\.opening_plies: '8-6' is an empty range; write it low-high"),
+        ({"gate.opening_plies": "six"}, r"gate\.opening_plies: 'six' is not a list of ply counts; write e\.g\. 6-8"),
+        ({"gate.opening_plies": [0, 2]}, r"gate\.opening_plies: opening lengths must be 1 to 1000 plies"),
         ({"train.samples_per_position": 2, "train.min_steps": 1501}, r"min_steps \(1501\) must be <= steps_per_generation"),
     ],
 )

@@ -1,4 +1,5 @@
-"""opening_set: seeded, deterministic, distinct, non-terminal, per-family lengths, cyclic repetition."""
+"""opening_set: seeded, deterministic, distinct, non-terminal, per-family lengths, cyclic repetition, any-move
+openings of given lengths."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,3 +51,19 @@ def test_tictactoe_openings_are_all_drawn_with_perfect_play() -> None:
     assert all(values[board_keys(game, game.play_moves(o))[0]] == 0 for o in openings)
     # A forced loss such as X centre, O edge is never used.
     assert [4, 1] not in openings
+
+
+def test_openings_of_given_plies_use_any_move() -> None:
+    """plies=(6, 7, 8): openings of those lengths over the whole board, not the family's central squares."""
+    game = make_game("gomoku-8x8-5")
+    central = opening_set(game, 100, seed=2024)
+    wide = opening_set(game, 100, seed=2024, plies=(6, 7, 8))
+    assert wide == opening_set(game, 100, seed=2024, plies=(8, 6, 7))
+    assert len(_positions(game, wide)) == 100 and {len(o) for o in wide} == {6, 7, 8}
+    assert not any(game.is_terminal(game.play_moves(o))[0] for o in wide)
+    rows, cols = np.divmod(np.concatenate(wide), 8)
+    assert rows.min() == 0 and cols.min() == 0 and rows.max() == 7 and cols.max() == 7
+    rows, cols = np.divmod(np.concatenate(central), 8)
+    assert set(rows) == set(cols) == {2, 3, 4, 5}
+    with pytest.raises(ArenaError, match="1 or more plies"):
+        opening_set(game, 10, seed=0, plies=(0,))
