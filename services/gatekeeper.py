@@ -2,9 +2,10 @@
 
 A gate is a 400-game paired evaluation by default: `gate.games / 2` openings drawn from the game's fixed,
 seeded opening set (the family's plan, or `gate.opening_plies` plies of any move), each played twice with
-colours swapped, equal simulations for both sides, no noise, temperature 0 (shared.players.match). The openings are split into `gate.jobs` chunks; each `match_job` plays
-one chunk and returns its pairs. `summarize_match` merges the chunks into W/D/L, the score, a 95% interval
-built from the pair scores (the two games of a pair are not independent), the Elo difference and the decision.
+colours swapped, equal simulations for both sides, no noise, temperature 0 (shared.players.match). The
+openings are split into `gate.jobs` chunks; each `match_job` plays one chunk and returns its pairs.
+`summarize_match` merges the chunks into W/D/L, the score, a 95% interval built from the pair scores (the two
+games of a pair are not independent), the Elo difference and the decision.
 """
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from pydantic import Field, field_validator, model_validator
 from shared.games import GameError, make_game
 from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.types import SearchConfig
-from shared.config.fields import (Device, OptionalFloat, OptionalInt, OptionalPath, OptionalPlies, OptionalStr, RedisUrl,
-                                  Section, StoreUrl)
+from shared.config.fields import (Device, OptionalFloat, OptionalInt, OptionalPath, OptionalPlies, OptionalStr,
+                                  RedisUrl, Section, StoreUrl)
 
 class GameSection(Section):
     """[game]: which game to play and the size of its network."""
