@@ -82,6 +82,12 @@ class Game(abc.ABC):
     def legal_mask(self, states: np.ndarray) -> np.ndarray:
         """Legal actions: states [B, S] int16 -> [B, A] bool (True = legal; all False when terminal)."""
 
+    def search_mask(self, states: np.ndarray) -> np.ndarray:
+        """The moves a search expands: states [B, S] int16 -> [B, A] bool, a subset of `legal_mask` that keeps at
+        least one move of every live state: the legal moves, unless a game leaves out moves that a search should
+        not spend its simulations on (Go: a pass while some point is still open)."""
+        return self.legal_mask(states)
+
     @abc.abstractmethod
     def step(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """Play one legal action in each state: states [B, S] int16, actions [B] int -> new states [B, S] int16."""

@@ -198,7 +198,7 @@ class BatchedMCTS:
             return
         tree.init_roots(fresh_slots, fresh_states)
         logits, values = self._evaluate(fresh_states)
-        legal = self.game.legal_mask(fresh_states)
+        legal = self.game.search_mask(fresh_states)
         outcomes = self.game.move_outcomes(fresh_states) if solver else None
         tree.expand(fresh_slots, np.full(fresh_slots.size, ROOT), logits, legal, outcomes)
         tree.nodes["visits"][fresh_slots, ROOT] = 1
@@ -282,7 +282,7 @@ class BatchedMCTS:
         when cheap) and put their values in leaf_values[ids]: the network's, or the exact +-1 of a proven leaf."""
         states = self._tree.states_of(slots, nodes)
         logits, values = self._evaluate(states)
-        legal = self.game.legal_mask(states)
+        legal = self.game.search_mask(states)
         solver = self.config.solver and self.game.fast_move_outcomes
         outcomes = self.game.move_outcomes(states) if solver else None
         proven = self._tree.expand(slots, nodes, logits, legal, outcomes)      # priors: masked_softmax(logits)

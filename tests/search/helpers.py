@@ -97,7 +97,7 @@ def _ref_best_action(node: RefNode, c_puct: float, fpu_reduction: float, solver:
 def _ref_expand(game: Game, evaluate, node: RefNode, outcomes: bool = False) -> np.float32:
     """Evaluate the node; with `outcomes` also apply the game's move outcomes. Returns the value to back up."""
     logits, values = evaluate(node.state[None])
-    node.legal = game.legal_mask(node.state[None])[0]
+    node.legal = game.search_mask(node.state[None])[0]
     node.prior = masked_softmax(logits, node.legal[None])[0]
     node.edge_proven = np.zeros(game.num_actions, np.int8)
     if outcomes:

@@ -231,6 +231,26 @@ class Go(GridGame):
             mask[rows, :nn] = self._placing_moves(states[rows])
         return mask
 
+    def search_mask(self, states: np.ndarray) -> np.ndarray:
+        """The moves a search expands: states [B, S] int16 -> [B, N*N + 1] bool, `legal_mask` without the pass
+        while some empty point belongs to no one (an empty region that borders both colours, or neither: the
+        open board) and a stone can be placed, unless the opponent has just passed or the move is the last
+        before the length cap. Under area scoring such a point is worth a point to whoever fills it, so an early
+        pass only gives the opponent a free move; a weak network with a small search otherwise passes in the
+        opening (as White, whom komi makes the winner of a count of the empty board) and loses every game it
+        plays as White. Once every empty region is one side's, passing is open again and ends the game the
+        usual way. The MCTS-solver's proofs are over the moves the search expands."""
+        mask = self.legal_mask(states)
+        nn = self.num_cells
+        may_drop = (mask[:, self.pass_action] & (states[:, nn + F_PASSES] == 0)
+                    & (states[:, nn + F_PLY].astype(np.int64) + 1 < self.max_moves) & mask[:, :nn].any(axis=1))
+        rows = np.flatnonzero(may_drop)
+        if rows.size:
+            cells = states[rows, :nn]
+            unowned = ((go_board.ownership(cells, self._tables) == 0) & (cells == 0)).any(axis=1)
+            mask[rows[unowned], self.pass_action] = False
+        return mask
+
     def _placing_moves(self, states: np.ndarray) -> np.ndarray:
         """Legal stone placements of live states: [B, S] int16 -> [B, N*N] bool (suicide and superko excluded)."""
         t, nn = self._tables, self.num_cells
