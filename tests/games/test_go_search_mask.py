@@ -35,9 +35,11 @@ def test_other_games_search_every_legal_move():
             assert np.array_equal(game.search_mask(states), game.legal_mask(states)), name
 
 
-def test_no_pass_in_the_opening_or_while_dame_is_open():
+def test_no_pass_in_the_opening_while_dame_is_open_or_without_a_stone():
     game = Go(5)
-    for state in (game.initial_states(1), play(game, game.initial_states(1), "C3 C2 B3"),
+    one_stone = play(game, game.initial_states(1), "B4")         # the whole board borders black only
+    assert game.area_score(one_stone)[0] == 25 - 7.5
+    for state in (game.initial_states(1), one_stone, play(game, game.initial_states(1), "C3 C2 B3"),
                   setup(game, DAME), setup(game, DAME, to_move=-1)):
         mask = game.search_mask(state)
         assert not mask[0, game.pass_action]

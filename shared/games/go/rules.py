@@ -233,13 +233,14 @@ class Go(GridGame):
 
     def search_mask(self, states: np.ndarray) -> np.ndarray:
         """The moves a search expands: states [B, S] int16 -> [B, N*N + 1] bool, `legal_mask` without the pass
-        while some empty point belongs to no one (an empty region that borders both colours, or neither: the
-        open board) and a stone can be placed, unless the opponent has just passed or the move is the last
-        before the length cap. Under area scoring such a point is worth a point to whoever fills it, so an early
-        pass only gives the opponent a free move; a weak network with a small search otherwise passes in the
-        opening (as White, whom komi makes the winner of a count of the empty board) and loses every game it
-        plays as White. Once every empty region is one side's, passing is open again and ends the game the
-        usual way. The MCTS-solver's proofs are over the moves the search expands."""
+        while a stone can be placed and either some empty point belongs to no one (an empty region that borders
+        both colours, or neither: the open board) or the mover has no stone on the board (after one black stone
+        the whole board is Black's), unless the opponent has just passed or the move is the last before the
+        length cap. Under area scoring an open point is worth a point to whoever fills it, so an early pass only
+        gives the opponent a free move; a weak network with a small search otherwise passes in the opening (as
+        White, whom komi makes the winner of a count of the empty board) and loses every game it plays as White.
+        Once the board is divided into each side's regions, passing is open again and ends the game the usual
+        way. The MCTS-solver's proofs are over the moves the search expands."""
         mask = self.legal_mask(states)
         nn = self.num_cells
         may_drop = (mask[:, self.pass_action] & (states[:, nn + F_PASSES] == 0)
@@ -248,7 +249,8 @@ class Go(GridGame):
         if rows.size:
             cells = states[rows, :nn]
             unowned = ((go_board.ownership(cells, self._tables) == 0) & (cells == 0)).any(axis=1)
-            mask[rows[unowned], self.pass_action] = False
+            no_stone = ~(cells == states[rows, nn + F_PLAYER, None]).any(axis=1)
+            mask[rows[unowned | no_stone], self.pass_action] = False
         return mask
 
     def _placing_moves(self, states: np.ndarray) -> np.ndarray:
