@@ -135,14 +135,15 @@ def run_position(layout) -> tuple[int, bool]:
         raise click.UsageError(f"{layout.registry_dir}: {exc}") from None
 
 
-def resume_line(layout, count: int | None) -> str:
+def resume_line(layout, count: int | None, max_hours: float | None = None) -> str:
     """Where a run starts: "resuming tictactoe: 2 of 3 generations done; 1 to run" when the registry already holds
     models, "starting tictactoe: 0 of 3 generations done; 3 to run" on a new data directory, "... running until
-    stopped" without a count (shared.generations.progress_words)."""
+    stopped" without a count, "... running for at most 1.5 h" with a wall-clock budget `max_hours`
+    (shared.generations.progress_words)."""
     from shared.generations import progress_words
 
     done, known = run_position(layout)
-    return progress_words(layout.game_name, done, count, known)
+    return progress_words(layout.game_name, done, count, known, max_hours)
 
 
 def _interrupted_at(layout) -> str:
@@ -300,7 +301,7 @@ def run_pipeline(cfg, data_dir: Path, count: int | None, redis_url: str | None, 
                           if server.seeded else "") + "; `zeroforge ui` shows the runs")
         else:
             click.echo(f"prefect: reporting to {os.environ['PREFECT_API_URL']}")
-        click.echo(resume_line(layout, count))
+        click.echo(resume_line(layout, count, cfg.pipeline.max_hours))
         click.echo(f"stop:    Ctrl-C now, or touch {layout.stop_file} to stop after the current generation; "
                    "the same command resumes")
         watch = QueueWatch(connect(redis.url), data_dir, ALL_QUEUES,

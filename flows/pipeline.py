@@ -14,6 +14,7 @@ jobs go to the Redis named by the process environment (services.jobqueue.redis_u
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
     ahead_jobs: int | None = None    # and how many jobs
     budget_s = None if config.pipeline.max_hours is None else config.pipeline.max_hours * 3600.0
     started = time.monotonic()
+    budget_end = None if budget_s is None else datetime.now().astimezone() + timedelta(seconds=budget_s)
     durations = [m.generation_seconds for m in read_metrics(layout.metrics_path)[-5:] if m.generation_seconds]
     mismatch = network_mismatch(layout, config.game)
     if mismatch is not None:
@@ -72,7 +74,8 @@ def pipeline_flow(config: PipelineConfig, data_dir: str, generations: int | None
         while generations is None or generations_done(registry) < generations:
             generation = next_generation(registry)
             more = generations is None or generation < generations
-            logger.info("%s", run_progress_line(config.game.name, generation, generations, durations[-5:]))
+            logger.info("%s", run_progress_line(config.game.name, generation, generations, durations[-5:],
+                                                     budget_end=budget_end))
             generation_started = time.monotonic()
             summaries.append(generation_flow(
                 config=config, generation=generation, data_dir=data_dir, selfplay_model=ahead,

@@ -55,20 +55,28 @@ class Waiter:
 
 
 def run_progress_line(game: str, generation: int, target: int | None, generation_seconds: list[float],
-                      now: datetime | None = None) -> str:
+                      now: datetime | None = None, budget_end: datetime | None = None) -> str:
     """The run's overall progress line at the start of `generation`, e.g. "tictactoe generation 3 of 5: 2 done,
     3 to go at 4.2 min a generation; run ETA 03:41 (CET)", the ETA in the machine's local time. `target`: the
     generations the run is to reach (None: until stopped); `generation_seconds`: the wall seconds of the generations
     finished so far (the newest last), whose mean times the generations left, this one included, gives the ETA;
-    none yet: "run ETA after this generation". `now` (timezone-aware; default: the clock) is for tests."""
+    none yet: "run ETA after this generation". `budget_end` (timezone-aware): when the run's wall-clock budget
+    (pipeline.max_hours) ends, named in place of "(until stopped)" or after the ETA. `now` (timezone-aware; default:
+    the clock) is for tests."""
     done = generation - 1
-    head = f"{game} generation {generation}" + (f" of {target}" if target is not None else " (until stopped)")
+    budget = "" if budget_end is None else f"time budget ends {budget_end:%H:%M} ({budget_end.tzname()})"
+    if target is not None:
+        head = f"{game} generation {generation} of {target}"
+    else:
+        head = f"{game} generation {generation} ({budget or 'until stopped'})"
+    tail = f"; {budget}" if budget and target is not None else ""
     if not generation_seconds:
-        return f"{head}: {done} done; run ETA after this generation" if target is not None else f"{head}: {done} done"
+        return (f"{head}: {done} done; run ETA after this generation{tail}" if target is not None
+                else f"{head}: {done} done")
     mean_s = sum(generation_seconds) / len(generation_seconds)
     pace = f"{mean_s / 60.0:.1f} min a generation"
     if target is None:
         return f"{head}: {done} done at {pace}"
     left = max(1, target - done)
     end = (now or datetime.now().astimezone()) + timedelta(seconds=mean_s * left)
-    return f"{head}: {done} done, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()})"
+    return f"{head}: {done} done, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()}){tail}"

@@ -396,5 +396,8 @@ def test_a_time_budget_stops_the_run_before_a_generation_that_would_overrun_it(t
     assert run.wait(timeout=300) == 0, "".join(lines[-40:])
     text = "".join(lines)
     assert "=== zeroforge run finished ===" in text and "pipeline.max_hours=0.001 used" in text, text[-3000:]
+    assert "starting tictactoe: 0 of 3 generations done; 3 to run, for at most 0.001 h" in text, text[:3000]
+    assert re.search(r"tictactoe generation 1 of 3: 0 done; run ETA after this generation; time budget ends "
+                     r"[0-9]{2}:[0-9]{2} ", text), text[:3000]
     versions = ModelRegistry(DataLayout(data, "tictactoe").registry_dir).list()
     assert [v.generation for v in versions] == [0, 1]

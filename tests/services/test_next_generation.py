@@ -78,6 +78,8 @@ def test_a_best_model_whose_anchor_match_was_interrupted_gets_it_on_resume(regis
     assert missing_anchor(config, registry) is None
     assert resume_line(layout, 3) == "resuming tictactoe: 1 of 3 generations done; 2 to run"
     assert resume_line(layout, None) == "resuming tictactoe: 1 generation done; running until stopped"
+    assert resume_line(layout, None, 1.5) == "resuming tictactoe: 1 generation done; running for at most 1.5 h"
+    assert resume_line(layout, 3, 0.25) == "resuming tictactoe: 1 of 3 generations done; 2 to run, for at most 0.25 h"
 
 
 def test_the_time_budget_allows_a_generation_only_if_it_ends_within_the_budget() -> None:
@@ -120,3 +122,12 @@ def test_the_run_progress_line_gives_the_run_eta_from_the_mean_generation_time()
         "tictactoe generation 3 of 5: 2 done, 3 to go at 3.0 min a generation; run ETA 03:09 (UTC)")
     assert run_progress_line("tictactoe", 4, None, [60.0], now) == (
         "tictactoe generation 4 (until stopped): 3 done at 1.0 min a generation")
+    # with a wall-clock budget (pipeline.max_hours) the line says when it ends
+    budget_end = datetime(2026, 12, 4, 4, 30, tzinfo=timezone.utc)
+    assert run_progress_line("tictactoe", 4, None, [60.0], now, budget_end) == (
+        "tictactoe generation 4 (time budget ends 04:30 (UTC)): 3 done at 1.0 min a generation")
+    assert run_progress_line("tictactoe", 3, 5, [120.0, 240.0], now, budget_end) == (
+        "tictactoe generation 3 of 5: 2 done, 3 to go at 3.0 min a generation; run ETA 03:09 (UTC); "
+        "time budget ends 04:30 (UTC)")
+    assert run_progress_line("tictactoe", 1, 3, [], now, budget_end) == (
+        "tictactoe generation 1 of 3: 0 done; run ETA after this generation; time budget ends 04:30 (UTC)")
