@@ -65,18 +65,15 @@ def run_progress_line(game: str, generation: int, target: int | None, generation
     the clock) is for tests."""
     done = generation - 1
     budget = "" if budget_end is None else f"time budget ends {budget_end:%H:%M} ({budget_end.tzname()})"
-    if target is not None:
-        head = f"{game} generation {generation} of {target}"
-    else:
-        head = f"{game} generation {generation} ({budget or 'until stopped'})"
-    tail = f"; {budget}" if budget and target is not None else ""
-    if not generation_seconds:
-        return (f"{head}: {done} done; run ETA after this generation{tail}" if target is not None
-                else f"{head}: {done} done")
-    mean_s = sum(generation_seconds) / len(generation_seconds)
-    pace = f"{mean_s / 60.0:.1f} min a generation"
+    mean_s = sum(generation_seconds) / len(generation_seconds) if generation_seconds else None
+    pace = "" if mean_s is None else f"{mean_s / 60.0:.1f} min a generation"
     if target is None:
-        return f"{head}: {done} done at {pace}"
+        head = f"{game} generation {generation} ({budget or 'until stopped'}): {done} done"
+        return f"{head} at {pace}" if pace else head
+    head = f"{game} generation {generation} of {target}: {done} done"
+    tail = f"; {budget}" if budget else ""
+    if mean_s is None:
+        return f"{head}; run ETA after this generation{tail}"
     left = max(1, target - done)
     end = (now or datetime.now().astimezone()) + timedelta(seconds=mean_s * left)
-    return f"{head}: {done} done, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()}){tail}"
+    return f"{head}, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()}){tail}"
