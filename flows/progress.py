@@ -53,6 +53,10 @@ class Waiter:
         record_phase(self.layout, self.generation, self.phase, f"{p.finished}/{p.total} jobs")
 
 
+def _clock_time(moment: datetime) -> str:
+    """A timezone-aware moment as the run's lines name it, e.g. "03:41 (CET)"."""
+    return f"{moment:%H:%M} ({moment.tzname()})"
+
 
 def run_progress_line(game: str, generation: int, target: int | None, generation_seconds: list[float],
                       now: datetime | None = None, budget_end: datetime | None = None) -> str:
@@ -64,16 +68,16 @@ def run_progress_line(game: str, generation: int, target: int | None, generation
     (pipeline.max_hours) ends, named in place of "(until stopped)" or after the ETA. `now` (timezone-aware; default:
     the clock) is for tests."""
     done = generation - 1
-    budget = "" if budget_end is None else f"time budget ends {budget_end:%H:%M} ({budget_end.tzname()})"
+    budget = "" if budget_end is None else f"time budget ends {_clock_time(budget_end)}"
     mean_s = sum(generation_seconds) / len(generation_seconds) if generation_seconds else None
     pace = "" if mean_s is None else f"{mean_s / 60.0:.1f} min a generation"
     if target is None:
         head = f"{game} generation {generation} ({budget or 'until stopped'}): {done} done"
-        return f"{head} at {pace}" if pace else head
+        return head if mean_s is None else f"{head} at {pace}"
     head = f"{game} generation {generation} of {target}: {done} done"
     tail = f"; {budget}" if budget else ""
     if mean_s is None:
         return f"{head}; run ETA after this generation{tail}"
     left = max(1, target - done)
     end = (now or datetime.now().astimezone()) + timedelta(seconds=mean_s * left)
-    return f"{head}, {left} to go at {pace}; run ETA {end:%H:%M} ({end.tzname()}){tail}"
+    return f"{head}, {left} to go at {pace}; run ETA {_clock_time(end)}{tail}"
