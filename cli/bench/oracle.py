@@ -141,7 +141,8 @@ def _points(triple: list[float] | None) -> str:
 
 def format_oracle_report(report: dict[str, Any]) -> str:
     """The printed report of shared.players.oracle.compare_on_oracle: one row per model (outcome kept, and the
-    optimal-move rates where the set knows exact scores), then the paired differences from the first model."""
+    optimal-move rates where the set knows exact scores), the same split by kind of position where the set has
+    kinds (Gomoku's win in 1, must block, VCF, VCF defence), then the paired differences from the first model."""
     from cli.render import text_table
 
     sims = report["simulations"]
@@ -153,6 +154,11 @@ def format_oracle_report(report: dict[str, Any]) -> str:
              f"outcome kept (a win stays a win, a draw a draw); 95% Wilson intervals; a random legal move keeps "
              f"{100 * report['models'][0]['random_move']:.1f}%",
              text_table(["model", *[labels[n] for n in names], "seconds"], rows)]
+    if any(m.get("kinds") for m in report["models"]):
+        rows = [[m["model"], k["kind"], str(k["positions"]), _pct(k["raw"]), _pct(k["search"])]
+                for m in report["models"] for k in m["kinds"]]
+        lines += ["", "by kind of position:",
+                  text_table(["model", "kind", "positions", labels["raw"], labels["search"]], rows)]
     if report["differences"]:
         rows = [[f"{d['model']} - {d['baseline']}", *[_points(d.get(n)) for n in names]]
                 for d in report["differences"]]

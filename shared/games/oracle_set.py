@@ -30,12 +30,17 @@ class OracleSet:
     optimal: [N, A] bool, the legal moves with the best exact score (a subset of keeps), or None when the labeller
         knows only win/draw/loss (the optimal-move rate then equals the outcome-keeping rate).
     source: one line saying how the positions were drawn and labelled.
+    kinds: [N] int8, each position's kind as an index into kind_names (in-a-row sets: win in 1, must block, VCF,
+        VCF defence), or None for a set of one kind.
+    kind_names: the names of the kinds, () without kinds.
     """
 
     states: np.ndarray
     keeps: np.ndarray
     optimal: np.ndarray | None
     source: str
+    kinds: np.ndarray | None = None
+    kind_names: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.states.shape[0])
@@ -83,6 +88,9 @@ def save_oracle_set(path: Path, oracle: OracleSet) -> None:
     arrays = {"states": oracle.states, "keeps": oracle.keeps, "source": np.array(oracle.source)}
     if oracle.optimal is not None:
         arrays["optimal"] = oracle.optimal
+    if oracle.kinds is not None:
+        arrays["kinds"] = oracle.kinds.astype(np.int8)
+        arrays["kind_names"] = np.array(oracle.kind_names)
     np.savez_compressed(buffer, **arrays)
     with atomic_output(path) as handle:
         handle.write(buffer.getvalue())
@@ -105,9 +113,15 @@ def load_oracle_set(path: Path, game: Game) -> OracleSet:
         states, keeps = data["states"].astype(np.int16), data["keeps"].astype(bool)
         optimal = data["optimal"].astype(bool) if "optimal" in data else None
         source = str(data["source"])
+        kinds = data["kinds"].astype(np.int8) if "kinds" in data else None        # sets saved before kinds: none
+        kind_names = tuple(str(n) for n in data["kind_names"]) if kinds is not None else ()
     if states.ndim != 2 or states.shape[1] != game.state_size or keeps.shape != (states.shape[0], game.num_actions):
         raise ValueError(f"{path} is not an oracle set of {game.name} (states {states.shape}, keeps {keeps.shape})")
-    return OracleSet(states, keeps, optimal, source)
+    if kinds is not None and (kinds.shape != (states.shape[0],) or kinds.min(initial=0) < 0
+                              or kinds.max(initial=0) >= len(kind_names)):
+        raise ValueError(f"{path}: its position kinds do not fit its {states.shape[0]} positions and "
+                         f"{len(kind_names)} kind names")
+    return OracleSet(states, keeps, optimal, source, kinds, kind_names)
 
 
 def search_play_positions(game: Game, rng: np.random.Generator, plies: np.ndarray,

@@ -107,14 +107,30 @@ def measure_oracle(game: Game, evaluate: Evaluator, oracle: OracleSet, search: S
     return figures_of_hits(game, oracle, hits, search.num_simulations, time.perf_counter() - started)
 
 
+def hits_by_kind(oracle: OracleSet, hits: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """oracle_hits' {"raw", "search", ...} -> [N] bool split by the set's position kinds: one dict per kind with
+    positions, "kind" (its name) and per figure the Rate as a dict (95% Wilson interval); [] for a set without
+    kinds. Kinds with no position are left out."""
+    if oracle.kinds is None:
+        return []
+    rows = []
+    for index, name in enumerate(oracle.kind_names):
+        members = oracle.kinds == index
+        if members.any():
+            rows.append({"kind": name, "positions": int(members.sum()),
+                         **{figure: asdict(rate(int(hit[members].sum()), int(members.sum())))
+                            for figure, hit in hits.items()}})
+    return rows
+
+
 def compare_on_oracle(game: Game, models: list[tuple[str, Evaluator]], oracle: OracleSet, search: SearchConfig,
                       seed: int = 0, resamples: int = 4000) -> dict[str, Any]:
     """Several networks scored on the same oracle set, and each after the first compared with the first position
     by position. models: (label, evaluator) pairs, at least one. Returns a JSON-ready dict: "positions",
     "simulations", "source", "models" (per model its label and OracleFigures.to_dict(), with 95% Wilson
-    intervals) and "differences" (per model after the first: its label, the first's, and per figure the paired
-    difference of hit rates (mean, low, high) with a 95% bootstrap interval over positions,
-    shared.stats.bootstrap_mean)."""
+    intervals, and "kinds": hits_by_kind's rows, empty for a set without kinds) and "differences" (per model after
+    the first: its label, the first's, and per figure the paired difference of hit rates (mean, low, high) with a
+    95% bootstrap interval over positions, shared.stats.bootstrap_mean)."""
     from shared.stats import bootstrap_mean
 
     if not models:
@@ -132,7 +148,9 @@ def compare_on_oracle(game: Game, models: list[tuple[str, Evaluator]], oracle: O
                        for name in hits}}
                    for label, hits, _ in scored[1:]]
     return {"game": game.name, "positions": len(oracle), "simulations": search.num_simulations,
-            "source": oracle.source, "models": [{"model": label, **figures.to_dict()} for label, _, figures in scored],
+            "source": oracle.source,
+            "models": [{"model": label, **figures.to_dict(), "kinds": hits_by_kind(oracle, hits)}
+                       for label, hits, figures in scored],
             "differences": differences}
 
 

@@ -130,3 +130,12 @@ def test_bench_oracle_phase_builds_the_late_midgame_set_and_refuses_unknown_phas
         refused = CliRunner().invoke(main, [*args, *extra])
         assert refused.exit_code == 2 and message in refused.output, (extra, refused.output)
         assert "Traceback" not in refused.output
+
+
+def test_bench_oracle_splits_a_gomoku_set_by_kind_of_position(tmp_path) -> None:
+    untrained = _untrained(tmp_path, "gomoku-6x6-4")
+    result = CliRunner().invoke(main, ["bench", "oracle", "--game", "gomoku-6x6-4", "--model", str(untrained),
+                                       "--positions", "8", "--sims", "2", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    table = result.output.split("by kind of position:")[1]
+    assert "win_in_1" in table and "must_block" in table and "raw policy" in table

@@ -148,6 +148,34 @@ def test_inarow_set_keeps_winning_and_blocking_moves():
     assert len(oracle) >= 4 and (oracle.keeps & legal).any(axis=1).all() and not (oracle.keeps & ~legal).any()
     wins = (outcomes == 1).any(axis=1)
     assert np.array_equal(oracle.keeps[wins], (outcomes == 1)[wins])
+    # each position's kind says what it asks: a win in 1 has a winning move, a must-block none but a losing one
+    assert oracle.kind_names == ("win_in_1", "must_block", "vcf", "vcf_defence") and oracle.kinds.shape == (len(oracle),)
+    kind = np.asarray(oracle.kind_names)[oracle.kinds]
+    assert (kind == "win_in_1").sum() == (kind == "must_block").sum() == 2
+    assert np.array_equal(wins, kind == "win_in_1")
+    blocks = kind == "must_block"
+    assert ((outcomes == -1) & legal)[blocks].any(axis=1).all() and not (outcomes == 1)[blocks].any()
+
+
+def test_oracle_figures_split_by_kind_of_position():
+    from shared.players.oracle import hits_by_kind
+
+    game = make_game("gomoku-6x6-4")
+    states = game.initial_states(5)
+    keeps = game.legal_mask(states)
+    oracle = OracleSet(states, keeps, None, "five", np.array([0, 2, 0, 2, 2], np.int8), ("a", "b", "c"))
+    rows = hits_by_kind(oracle, {"raw": np.array([1, 0, 0, 1, 1], bool), "search": np.ones(5, bool)})
+    assert [(r["kind"], r["positions"], r["raw"]["hits"], r["search"]["hits"]) for r in rows] == [
+        ("a", 2, 1, 2), ("c", 3, 2, 3)]                                      # "b" has no position: left out
+    assert rows[0]["raw"]["rate"] == 0.5 and 0.0 < rows[0]["raw"]["ci_low"] < 0.5
+    assert hits_by_kind(OracleSet(states, keeps, None, "five"), {"raw": np.ones(5, bool)}) == []
+
+    def uniform(batch):
+        return np.zeros((batch.shape[0], game.num_actions), np.float32), np.zeros(batch.shape[0], np.float32)
+
+    report = compare_on_oracle(game, [("uniform", uniform)], oracle, SearchConfig(num_simulations=2))
+    (model,) = report["models"]
+    assert [k["kind"] for k in model["kinds"]] == ["a", "c"] and model["kinds"][1]["raw"]["hits"] == 3
 
 
 def test_go_has_no_oracle_set():
@@ -158,11 +186,19 @@ def test_set_file_round_trips(tmp_path):
     game = make_game("tictactoe")
     oracle = family_of(game).oracle_set(game, 30, 0)
     outcome_only = OracleSet(oracle.states, oracle.keeps, None, oracle.source)
-    for original in (oracle, outcome_only):
+    with_kinds = OracleSet(oracle.states, oracle.keeps, None, oracle.source,
+                           (np.arange(len(oracle)) % 2).astype(np.int8), ("even", "odd"))
+    for original in (oracle, outcome_only, with_kinds):
         save_oracle_set(tmp_path / "set.npz", original)
         loaded = load_oracle_set(tmp_path / "set.npz", game)
         assert np.array_equal(loaded.states, original.states) and np.array_equal(loaded.keeps, original.keeps)
         assert (loaded.optimal is None) == (original.optimal is None) and loaded.source == original.source
+        assert (loaded.kinds is None) == (original.kinds is None) and loaded.kind_names == original.kind_names
+    assert np.array_equal(loaded.kinds, with_kinds.kinds)
+    bad = OracleSet(oracle.states, oracle.keeps, None, oracle.source, np.full(len(oracle), 2, np.int8), ("a", "b"))
+    save_oracle_set(tmp_path / "bad.npz", bad)
+    with pytest.raises(ValueError, match="kinds do not fit"):
+        load_oracle_set(tmp_path / "bad.npz", game)
     with pytest.raises(ValueError, match="not an oracle set of connect4"):
         load_oracle_set(tmp_path / "set.npz", make_game("connect4"))
 
