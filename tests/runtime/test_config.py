@@ -46,6 +46,9 @@ def test_dirichlet_alpha_follows_ten_over_legal_moves():
     assert game_defaults("tictactoe")["search"]["dirichlet_alpha"] == 1.0
     assert game_defaults("connect4")["search"]["dirichlet_alpha"] == 1.0
     assert game_defaults("gomoku-15")["search"]["dirichlet_alpha"] == pytest.approx(0.05, abs=0.01)
+    # boards above 11x11 take the Gumbel root in self-play (measured on gomoku-15); smaller ones keep PUCT's
+    assert load_config(PipelineConfig, "gomoku-15", env=None).search.root == "gumbel"
+    assert load_config(PipelineConfig, "gomoku-8x8-5", env=None).search.root == "puct"
     assert game_defaults("gomoku-6x6-4")["search"]["dirichlet_alpha"] == pytest.approx(0.33, abs=0.01)
     assert game_defaults("othello")["search"]["dirichlet_alpha"] == 0.3
     # generic gomoku sizes are derived from the area: a bigger board gets a smaller alpha

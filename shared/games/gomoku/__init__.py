@@ -50,7 +50,10 @@ def _network_size(name: str) -> tuple[int, int] | None:
 
 def _config_defaults(name: str) -> dict[str, dict[str, Any]] | None:
     """Pipeline defaults scaled by board area. Dirichlet alpha: typical legal moves ~ 0.85 * cells (games end
-    well before the board fills), so alpha = 10 / (0.85 * H * W): 6x6 -> 0.33, 8x8 -> 0.18, 15x15 -> 0.05."""
+    well before the board fills), so alpha = 10 / (0.85 * H * W): 6x6 -> 0.33, 8x8 -> 0.18, 15x15 -> 0.05. Boards
+    above 11x11 search self-play's root with Gumbel AlphaZero (its Dirichlet alpha and temperature then unused):
+    on gomoku-15 at 16 simulations it learnt where PUCT's root did not (BENCHMARKS.md, "Gumbel root against PUCT on
+    gomoku-15")."""
     board = _board(name) if name == "gomoku-15" or _NAME.fullmatch(name) else None
     if board is None:
         return None
@@ -62,8 +65,11 @@ def _config_defaults(name: str) -> dict[str, dict[str, Any]] | None:
         sims, temp_moves, games, jobs, gate_sims, steps = 100, 8, 128, 2, 32, 400
     else:
         sims, temp_moves, games, jobs, gate_sims, steps = 400, 12, 32, 16, 200, 1000
+    search = {"simulations": sims, "dirichlet_alpha": alpha, "temperature_moves": temp_moves}
+    if cells > 121:
+        search["root"] = "gumbel"
     return {
-        "search": {"simulations": sims, "dirichlet_alpha": alpha, "temperature_moves": temp_moves},
+        "search": search,
         "selfplay": {"games_per_job": games, "jobs_per_generation": jobs},
         "train": {  # replay window: ~5k positions per board cell; 2 threads: the other local worker waits
             "batch_size": 256, "steps_per_generation": steps, "replay_window_positions": 5_000 * cells,
