@@ -45,11 +45,15 @@ ILLUSTRATIVE = {
         "a Go training run until stopped",
     ".venv/bin/zeroforge run --game go-9x9 --generations 0 --set gate.anchor=gnugo:1":
         "a Go training run until stopped (gnugo:1 as an anchor is checked by tests/services/test_gatekeeper.py)",
-    ".venv/bin/zeroforge run --game gomoku-15 --generations 0 --set pipeline.local_workers=1 --set game.blocks=4 "
-    "--set game.channels=48 --set search.simulations=64 --set selfplay.games_per_job=64 --set "
-    "selfplay.jobs_per_generation=4 --set train.steps_per_generation=400 --set train.samples_per_position=4 --set "
-    "gate.simulations=16 --set gate.jobs=8 --set gate.anchor_games=10":
-        "the shipped 15x15 model's hour-long training run",
+    ".venv/bin/zeroforge run --game gomoku-15 --set game.blocks=4 --set game.channels=48 --set search.simulations=16 "
+    "--set selfplay.games_per_job=128 --set selfplay.jobs_per_generation=2 --set train.samples_per_position=4 --set "
+    "gate.simulations=16 --set gate.jobs=8 --set gate.anchor=none":
+        "a 15x15 training run until stopped (its settings are those of the run below)",
+    ".venv/bin/zeroforge run --game gomoku-15 --workers 1 --max-hours 0.85 --set pipeline.seed=0 --set "
+    "search.root=gumbel --set search.simulations=16 --set game.blocks=4 --set game.channels=48 --set "
+    "selfplay.games_per_job=128 --set selfplay.jobs_per_generation=2 --set train.samples_per_position=4 --set "
+    "train.torch_threads=1 --set gate.simulations=16 --set gate.jobs=8 --set gate.anchor=none":
+        "the shipped 15x15 model's 46-minute training run",
     ".venv/bin/zeroforge models strength":
         "needs a finished generation, which no example before it trains (tests/cli/test_models_registry.py and "
         "tests/e2e/test_pipeline_e2e.py run it on recorded generations)",
