@@ -12,12 +12,12 @@ from shared.registry import BestChangedError, ModelRegistry, RegistryError
 def configured_spec(game_section: GameSection) -> NetworkSpec:
     """The network [game] asks for: its size and optional parts (the first model of a run is built to it)."""
     return NetworkSpec(game_section.blocks, game_section.channels, game_section.value_hidden,
-                       game_section.ownership_head, game_section.global_pool)
+                       game_section.ownership_head, game_section.global_pool, game_section.line_planes)
 
 
 def network_mismatch(layout: DataLayout, game_section: GameSection) -> str | None:
     """A sentence saying that the registry's best model is another network than [game] asks for (a run resumed
-    after a change of blocks, channels, value_hidden, ownership_head or global_pool: training goes on from the
+    after a change of blocks, channels, value_hidden, ownership_head, global_pool or line_planes: training goes on from the
     best model, so its network stays), or None when they agree, when there is no best yet, or when the registry or
     the best model's file cannot be read (the pipeline's next steps report that with its fix)."""
     try:

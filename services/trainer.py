@@ -114,7 +114,7 @@ def _train_loop(game: Game, loaded, window, settings: TrainSettings, ckpt: Path,
              if window.ownership is not None else {})
     while step < settings.steps:
         batch = sample_batch(game, window.states, window.pi, targets, settings.batch_size, rng, settings.augment,
-                             **owner)
+                             line_planes=model.spec.line_planes, **owner)
         history.append(train_step(model, optimizer, batch, settings, step, device))
         step += 1
         if progress is not None:

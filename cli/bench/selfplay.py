@@ -158,7 +158,7 @@ def run_benchmark(settings: BenchSettings, log: Callable[[str], None] = lambda _
     game, spec, model, evaluator = _build(settings)
     batch = settings.games * settings.leaves_per_step
     positions = sample_positions(game, batch, settings.seed)               # [batch, S] int16
-    planes = game.encode(positions)                                        # [batch, C, H, W] float32
+    planes = evaluator.encode(positions)                                   # [batch, C, H, W] float32
     evaluator.bf16_at(batch)                                               # auto: decide before timing
     log(f"forward pass at batch {batch} (and at batch 1) ...")
     forward_rates = measure_forward(evaluator, planes, settings.forward_seconds / 2)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from shared.games import GameError, make_game
+from shared.network.inputs import has_lines
 from shared.players.spec import PlayerSpecError, parse_player_spec
 from shared.search.types import SearchConfig
 from shared.config.fields import (Device, OptionalFloat, OptionalInt, OptionalPath, OptionalPlies, OptionalStr,
@@ -30,6 +31,10 @@ class GameSection(Section):
     global_pool: bool = Field(
         default=False, description="Every third residual block pools the board globally (KataGo's global "
         "pooling; shared/network/resnet.py).")
+    line_planes: bool = Field(
+        default=False, description="Two more input planes: the empty cells where the side to move, and where the "
+        "opponent, would complete n in a row (in-a-row games: tic-tac-toe, Gomoku, Connect Four; "
+        "shared/network/inputs.py).")
 
     @field_validator("name")
     @classmethod
@@ -47,6 +52,9 @@ class GameSection(Section):
         if self.ownership_head and not make_game(self.name).has_ownership:
             raise ValueError(f"ownership_head: {self.name} has no territory to own; the ownership head is for "
                              "Go (set game.ownership_head = false)")
+        if self.line_planes and not has_lines(make_game(self.name)):
+            raise ValueError(f"line_planes: {self.name} has no lines to complete; line planes are for tic-tac-toe, "
+                             "Gomoku and Connect Four (set game.line_planes = false)")
         return self
 
 

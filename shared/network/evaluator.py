@@ -36,6 +36,7 @@ import torch
 from shared.games.base import Game
 from shared.network.folded import FoldedPolicyValueNet, bf16_copy
 from shared.network.host_memory import retain_freed_memory
+from shared.network.inputs import encode_inputs, input_planes
 from shared.network.precision import batch_bucket, check_precision, resolve_precision
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError
@@ -93,7 +94,9 @@ class TorchEvaluator:
             raise NetworkError("TorchEvaluator: device 'cuda' requested but CUDA is not available; use device='cpu'")
         if use_cuda_graphs and not self.is_cuda:
             raise NetworkError("TorchEvaluator: use_cuda_graphs needs a CUDA device; drop the flag on CPU")
-        expected = (game.num_planes, game.height, game.width, game.num_actions)
+        #: the network's extra input planes (shared.network.inputs), encoded with every batch
+        self.line_planes = model.spec.line_planes
+        expected = (input_planes(game, self.line_planes), game.height, game.width, game.num_actions)
         actual = (model.num_planes, model.height, model.width, model.num_actions)
         if expected != actual:
             raise NetworkError(
@@ -135,14 +138,18 @@ class TorchEvaluator:
         self._check_states(states)
         count = states.shape[0]
         if count <= self.max_batch:                                            # one pass: its outputs as they are
-            return self.forward_planes(self.game.encode(states))
+            return self.forward_planes(self.encode(states))
         logits = np.empty((count, self.game.num_actions), dtype=np.float32)  # [M, A] float32
         values = np.empty((count,), dtype=np.float32)                         # [M] float32
         for start in range(0, count, self.max_batch):
             stop = min(start + self.max_batch, count)
-            planes = self.game.encode(states[start:stop])                      # [m, C, H, W] float32
+            planes = self.encode(states[start:stop])                           # [m, C, H, W] float32
             logits[start:stop], values[start:stop] = self.forward_planes(planes)
         return logits, values
+
+    def encode(self, states: np.ndarray) -> np.ndarray:
+        """The network's input planes of states [M, S] int16: [M, C, H, W] float32 (shared.network.inputs)."""
+        return encode_inputs(self.game, states, self.line_planes)
 
     def _check_states(self, states: np.ndarray) -> None:
         if not isinstance(states, np.ndarray) or states.ndim != 2 or states.shape[1] != self.game.state_size:
@@ -216,7 +223,7 @@ class TorchEvaluator:
 
     def _capture(self, size: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Warm up on a side stream, then capture one forward pass for batch `size`."""
-        shape = (size, self.game.num_planes, self.game.height, self.game.width)
+        shape = (size, input_planes(self.game, self.line_planes), self.game.height, self.game.width)
         static_in = torch.zeros(shape, dtype=torch.float32, device=self.device).contiguous(
             memory_format=self.memory_format)
         side = torch.cuda.Stream(self.device)

@@ -6,8 +6,8 @@ can read it without running any code):
     {
       "format_version": 1,
       "game":       game.params(),                  # identifies game and board size exactly
-      "spec":       {"blocks", "channels", "value_hidden"}   # + "ownership", "global_pool" when on (spec.py)
-      "geometry":   {"num_planes", "height", "width", "num_actions"},   # network input/output shape
+      "spec":       {"blocks", "channels", "value_hidden"}   # + "ownership", "global_pool", "line_planes" when on
+      "geometry":   {"num_planes", "height", "width", "num_actions"},   # network input/output shape (inputs.py)
       "state_dict": {name: tensor},                 # CPU tensors
       "metadata":   {...},                          # JSON-compatible (generation, training info, ...)
       "checksum":   "<sha256 hex>",                 # over the tensors, see `weights_checksum`
@@ -32,6 +32,7 @@ from shared.atomic import atomic_output
 
 from shared.games import make_game_from_params
 from shared.games.base import Game
+from shared.network.inputs import check_line_planes, input_planes
 from shared.network.resnet import PolicyValueNet
 from shared.network.spec import NetworkError, NetworkSpec, default_network_spec
 
@@ -75,15 +76,18 @@ def create_model(game: Game, spec: NetworkSpec | None = None, seed: int = 0) -> 
     if spec.ownership and not game.has_ownership:
         raise NetworkError(f"{game.name} has no territory, so a network for it cannot have an ownership head; "
                            "set game.ownership_head = false (it is for Go)")
+    if spec.line_planes:
+        check_line_planes(game)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = PolicyValueNet(game.num_planes, game.height, game.width, game.num_actions,
-                               spec.blocks, spec.channels, spec.value_hidden, spec.ownership, spec.global_pool)
+        model = PolicyValueNet(input_planes(game, spec.line_planes), game.height, game.width, game.num_actions,
+                               spec.blocks, spec.channels, spec.value_hidden, spec.ownership, spec.global_pool,
+                               spec.line_planes)
     return model.eval()
 
 
-def _geometry(game: Game) -> dict[str, int]:
-    return {"num_planes": game.num_planes, "height": game.height, "width": game.width,
+def _geometry(game: Game, spec: NetworkSpec) -> dict[str, int]:
+    return {"num_planes": input_planes(game, spec.line_planes), "height": game.height, "width": game.width,
             "num_actions": game.num_actions}
 
 
@@ -105,7 +109,7 @@ def save_model(path: str | Path, model: PolicyValueNet, game: Game, metadata: di
     """
     path = Path(path)
     model = getattr(model, "_orig_mod", model)  # unwrap torch.compile
-    geometry = _geometry(game)
+    geometry = _geometry(game, model.spec)
     model_geometry = {k: getattr(model, k) for k in geometry}
     if model_geometry != geometry:
         raise ModelFileError(
@@ -209,12 +213,16 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", expected_ga
         spec = NetworkSpec.from_dict(payload["spec"])
     except NetworkError as exc:
         raise ModelFileError(f"model file {path} has a bad network spec: {exc}") from None
-    if payload["geometry"] != _geometry(game):
+    try:
+        geometry = _geometry(game, spec)
+        model = create_model(game, spec, seed=0)
+    except NetworkError as exc:
+        raise ModelFileError(f"model file {path} asks for a network its game cannot have: {exc}") from None
+    if payload["geometry"] != geometry:
         raise ModelFileError(
             f"model file {path} has network geometry {payload['geometry']} but game {game.name} now encodes "
-            f"{_geometry(game)} (the game's input planes changed); retrain or use a matching zeroforge version"
+            f"{geometry} (the game's input planes changed); retrain or use a matching zeroforge version"
         )
-    model = create_model(game, spec, seed=0)
     try:
         model.load_state_dict(payload["state_dict"], strict=True)
     except RuntimeError as exc:

@@ -4,7 +4,8 @@
 
 The graph has one input and two outputs, all with a dynamic batch axis named "batch":
 
-    planes  [batch, C, H, W] float32   game.encode(states): the side to move's view (see "encoding")
+    planes  [batch, C, H, W] float32   game.encode(states): the side to move's view (see "encoding"), then for a
+                                       network with line planes the two planes of shared.network.inputs
     logits  [batch, A]       float32   unnormalised move scores; softmax over the legal moves gives the prior
     value   [batch]          float32   expected result for the side to move, in [-1, 1]
 
@@ -29,10 +30,14 @@ import torch
 
 from shared.atomic import atomic_output
 from shared.games.base import Game
+from shared.network.inputs import encode_inputs, input_planes
 from shared.network.spec import NetworkError
 
 #: Identifies the layout of the exported graph (input and output names and meanings above).
 ONNX_FORMAT = "zeroforge-policy-value/1"
+#: Appended to "encoding" for a network with line planes (shared.network.inputs).
+LINE_PLANES_TEXT = (" Then 2 line planes: 1 on the empty cells where the side to move, then the opponent, would "
+                    "complete n in a row.")
 #: Largest batch the exported graph declares (the dynamic axis' upper bound in torch.export).
 MAX_BATCH = 65536
 
@@ -96,7 +101,7 @@ def export_onnx(model_path: Path, out_path: Path, game: Game, *, version: str) -
     model_path, out_path = Path(model_path), Path(out_path)
     loaded = load_model(model_path, device="cpu", expected_game=game)
     model = loaded.model.eval()
-    example = torch.as_tensor(game.encode(game.initial_states(2)))                    # [2, C, H, W] float32
+    example = torch.as_tensor(encode_inputs(game, game.initial_states(2), loaded.spec.line_planes))  # [2, C, H, W]
     batch = torch.export.Dim("batch", min=1, max=MAX_BATCH)
     quiet = logging.getLogger("torch.onnx")
     level = quiet.level
@@ -129,13 +134,15 @@ def onnx_metadata(game: Game, loaded: Any, model_path: Path, version: str) -> di
     """The metadata_props of an export (see the module docstring); every value a string."""
     import onnx
 
-    shape = [game.num_planes, game.height, game.width]
+    planes = input_planes(game, loaded.spec.line_planes)
+    shape = [planes, game.height, game.width]
+    encoding = encoding_text(game) + (LINE_PLANES_TEXT if loaded.spec.line_planes else "")
     return {
         "zeroforge_format": ONNX_FORMAT,
         "game": game.name,
         "game_params": json.dumps(game.params(), sort_keys=True),
-        "encoding": encoding_text(game),
-        "encoding_planes": str(game.num_planes),
+        "encoding": encoding,
+        "encoding_planes": str(planes),
         "input_shape": json.dumps(["batch", *shape]),
         "input_dtype": "float32",
         "output_shapes": json.dumps({"logits": ["batch", game.num_actions], "value": ["batch"]}),

@@ -103,6 +103,7 @@ class PolicyValueNet(nn.Module):
         value_hidden: int = 64,
         ownership: bool = False,
         global_pool: bool = False,
+        line_planes: bool = False,
     ) -> None:
         super().__init__()
         for name, value in (("num_planes", num_planes), ("height", height), ("width", width),
@@ -110,7 +111,7 @@ class PolicyValueNet(nn.Module):
             if not isinstance(value, int) or value < 1:
                 raise NetworkError(f"PolicyValueNet: {name}={value!r} must be a positive integer")
         self.num_planes, self.height, self.width, self.num_actions = num_planes, height, width, num_actions
-        self.spec = NetworkSpec(blocks, channels, value_hidden, ownership, global_pool)
+        self.spec = NetworkSpec(blocks, channels, value_hidden, ownership, global_pool, line_planes)
         cells = height * width
         self.stem = nn.Sequential(
             nn.Conv2d(num_planes, channels, kernel_size=3, padding=1, bias=False),

@@ -24,10 +24,11 @@ larger go          10 x 128         13x13 and 19x19: wants a GPU for speed
 Every default has a value head of 64 hidden units. A run can choose another size with
 `--set game.blocks=N --set game.channels=M`; the model file records the size it was built with.
 
-Two optional parts, off in every default (KataGo's helpers, Wu 2019; measured for Go in BENCHMARKS.md):
-`ownership` adds an ownership head, an auxiliary training target for games with territory (Go), and
-`global_pool` makes every third residual block a global-pooling block (shared.network.resnet). A spec with
-neither stores exactly the three sizes, so its model files read in older versions too.
+Three optional parts, off in every default size: `ownership` adds an ownership head, an auxiliary training target
+for games with territory (Go), and `global_pool` makes every third residual block a global-pooling block
+(shared.network.resnet) (KataGo's helpers, Wu 2019; measured for Go in BENCHMARKS.md); `line_planes` adds two input
+planes of the immediate winning cells in in-a-row games (shared.network.inputs). A spec with none of them stores
+exactly the three sizes, so its model files read in older versions too.
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ from typing import Any
 from shared.games import families
 
 
+#: The optional parts of a spec (each stored in a model file only when on).
+_PARTS = ("ownership", "global_pool", "line_planes")
+
+
 class NetworkError(ValueError):
     """Bad input for the network code (a wrong spec, wrong array shapes); the message says how to fix it."""
 
@@ -45,13 +50,15 @@ class NetworkError(ValueError):
 @dataclass(frozen=True)
 class NetworkSpec:
     """Size of a PolicyValueNet: `blocks` residual blocks, `channels` wide, `value_hidden` units in the value head;
-    `ownership`: with an ownership head; `global_pool`: with global-pooling blocks (module docstring)."""
+    `ownership`: with an ownership head; `global_pool`: with global-pooling blocks; `line_planes`: with the two
+    winning-cell input planes (module docstring)."""
 
     blocks: int
     channels: int
     value_hidden: int = 64
     ownership: bool = False
     global_pool: bool = False
+    line_planes: bool = False
 
     def __post_init__(self) -> None:
         for field_name, low, high in (("blocks", 0, 64), ("channels", 1, 1024), ("value_hidden", 1, 4096)):
@@ -60,7 +67,7 @@ class NetworkSpec:
                 raise NetworkError(
                     f"NetworkSpec.{field_name}={value!r} is invalid; use an integer in [{low}, {high}]"
                 )
-        for field_name in ("ownership", "global_pool"):
+        for field_name in _PARTS:
             if not isinstance(getattr(self, field_name), bool):
                 raise NetworkError(f"NetworkSpec.{field_name}={getattr(self, field_name)!r} must be true or false")
         if self.global_pool and (self.blocks < 1 or self.channels < 4):
@@ -69,7 +76,7 @@ class NetworkSpec:
     def to_dict(self) -> dict[str, int | bool]:
         """Plain dict (stored in model files); the optional parts appear only when on."""
         data = asdict(self)
-        for field_name in ("ownership", "global_pool"):
+        for field_name in _PARTS:
             if not data[field_name]:
                 del data[field_name]
         return data
@@ -77,7 +84,7 @@ class NetworkSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "NetworkSpec":
         """Inverse of `to_dict`; NetworkError if keys are missing or unknown."""
-        sizes, parts = {"blocks", "channels", "value_hidden"}, {"ownership", "global_pool"}
+        sizes, parts = {"blocks", "channels", "value_hidden"}, set(_PARTS)
         if not isinstance(data, dict) or not {"blocks", "channels"} <= set(data) or not set(data) <= sizes | parts:
             raise NetworkError(f"network spec {data!r} must be a dict with keys {sorted(sizes)} "
                                f"(optional: {sorted(parts)})")
@@ -93,7 +100,8 @@ class NetworkSpec:
         return cls(int(blocks), int(channels), int(hidden) if hidden else 64)
 
     def __str__(self) -> str:
-        parts = [name for name, on in (("ownership head", self.ownership), ("global pooling", self.global_pool)) if on]
+        parts = [name for name, on in (("ownership head", self.ownership), ("global pooling", self.global_pool),
+                                       ("line planes", self.line_planes)) if on]
         return f"{self.blocks}x{self.channels} (value hidden {self.value_hidden}{''.join(', ' + p for p in parts)})"
 
 

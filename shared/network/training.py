@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from shared.games import Game
+from shared.network.inputs import encode_inputs
 
 
 @dataclass(frozen=True)
@@ -65,16 +66,18 @@ def steps_for_new_positions(new_positions: int, samples_per_position: float | No
 def sample_batch(
     game: Game, states: np.ndarray, pi: np.ndarray, z: np.ndarray, batch_size: int, rng: np.random.Generator,
     augment: bool, ownership: np.ndarray | None = None, ownership_known: np.ndarray | None = None,
+    line_planes: bool = False,
 ) -> tuple[np.ndarray, ...]:
     """Draw a random batch and apply one random symmetry per sample.
 
     states [N, S] int16, pi [N, A] float32, z [N] float32 -> planes [n, C, H, W] float32, pi [n, A] float32,
     z [n] float32 with n = batch_size.  Planes and policy targets are transformed together.
     With ownership [N, H*W] int8 and ownership_known [N] bool (shared.shards.ReplayWindow) two more arrays come
-    back: ownership [n, H*W] float32 (transformed with the planes) and known [n] bool.
+    back: ownership [n, H*W] float32 (transformed with the planes) and known [n] bool. line_planes: the planes of a
+    network with line planes (shared.network.inputs; C grows by 2).
     """
     idx = rng.integers(0, states.shape[0], size=batch_size)
-    planes = game.encode(states[idx])          # [n, C, H, W] float32
+    planes = encode_inputs(game, states[idx], line_planes)   # [n, C, H, W] float32
     targets = pi[idx].astype(np.float32)       # [n, A] float32
     owner = None if ownership is None else ownership[idx].astype(np.float32).reshape(-1, 1, game.height, game.width)
     if augment and game.num_symmetries > 1:

@@ -70,9 +70,9 @@ def _sampled(monkeypatch, pick) -> list:
     seen = []
     real = trainer.sample_batch
 
-    def spy(game, states, pi, z, batch_size, rng, augment):
+    def spy(game, states, pi, z, batch_size, rng, augment, **options):
         seen.append(pick(states, z))
-        return real(game, states, pi, z, batch_size, rng, augment)
+        return real(game, states, pi, z, batch_size, rng, augment, **options)
 
     monkeypatch.setattr(trainer, "sample_batch", spy)
     return seen
