@@ -239,7 +239,8 @@ def format_report(result: dict[str, Any]) -> str:
         ("game / device", f"{result['game']} / {result['device']} ({result['torch_threads']} torch thread(s), "
                           f"{result['precision']})"),
         ("network", f"{net['blocks']}x{net['channels']} (value hidden {net['value_hidden']}"
-                    f"{', global pooling' if net.get('global_pool') else ''}), {net['parameters']:,} parameters"),
+                    f"{', global pooling' if net.get('global_pool') else ''}"
+                    f"{', line planes' if net.get('line_planes') else ''}), {net['parameters']:,} parameters"),
         ("search", f"{result['games']} games x {result['moves']} moves, {result['sims']} sims, "
                    f"{result['leaves_per_step']} leaves per tree per network call"),
         ("forward (batch %d)" % result["forward_batch"], f"{result['forward_positions_per_s']:,.0f} positions/s"),
@@ -269,14 +270,15 @@ def format_report(result: dict[str, Any]) -> str:
 
 
 def with_spec(settings: BenchSettings, blocks: int | None, channels: int | None,
-              global_pool: bool = False) -> BenchSettings:
-    """Apply --blocks/--channels/--global-pool on top of the game's default spec."""
-    if blocks is None and channels is None and not global_pool:
+              global_pool: bool = False, line_planes: bool = False) -> BenchSettings:
+    """Apply --blocks/--channels/--global-pool/--line-planes on top of the game's default spec."""
+    if blocks is None and channels is None and not global_pool and not line_planes:
         return settings
     base = settings.spec or default_network_spec(settings.game)
     return replace(settings, spec=NetworkSpec(blocks if blocks is not None else base.blocks,
                                               channels if channels is not None else base.channels,
-                                              base.value_hidden, global_pool=global_pool or base.global_pool))
+                                              base.value_hidden, global_pool=global_pool or base.global_pool,
+                                              line_planes=line_planes or base.line_planes))
 
 
 __all__ = ["BenchSettings", "CountingEvaluator", "format_report", "measure_forward", "run_benchmark",

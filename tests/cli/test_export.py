@@ -15,6 +15,7 @@ from cli import main
 from shared.games import make_game
 from shared.layout import shipped_model_path
 from shared.network import load_model
+from shared.network.inputs import encode_inputs
 from shared.network.onnx_export import ONNX_FORMAT, file_sha256
 
 ort = pytest.importorskip("onnxruntime")
@@ -41,9 +42,9 @@ def _random_positions(game, count: int, seed: int) -> np.ndarray:
 
 def _compare(path, model_file, game, count: int) -> None:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    planes = game.encode(_random_positions(game, count, seed=count))                 # [N, C, H, W] float32
-    logits, values = session.run(["logits", "value"], {"planes": planes})
     net = load_model(model_file, expected_game=game).model
+    planes = encode_inputs(game, _random_positions(game, count, seed=count), net.spec.line_planes)  # [N, C, H, W]
+    logits, values = session.run(["logits", "value"], {"planes": planes})
     with torch.no_grad():
         want_logits, want_values = net(torch.as_tensor(planes))
     assert logits.shape == (count, game.num_actions) and values.shape == (count,)
@@ -88,6 +89,19 @@ def test_a_network_with_the_optional_parts_exports_without_its_training_head(tmp
     export_onnx(model_file, tmp_path / "go.onnx", game, version="test")
     assert [o.name for o in onnx.load(str(tmp_path / "go.onnx")).graph.output] == ["logits", "value"]
     _compare(tmp_path / "go.onnx", model_file, game, 5)
+
+
+def test_a_network_with_line_planes_exports_them_as_inputs(tmp_path):
+    from shared.network import NetworkSpec, create_model, save_model
+    from shared.network.onnx_export import export_onnx
+
+    game = make_game("gomoku-6x6-4")
+    model_file = tmp_path / "g.pt"
+    save_model(model_file, create_model(game, NetworkSpec(2, 16, line_planes=True), seed=3), game)
+    props = export_onnx(model_file, tmp_path / "g.onnx", game, version="test")
+    assert props["encoding_planes"] == str(game.num_planes + 2) and "2 line planes" in props["encoding"]
+    assert json.loads(props["input_shape"]) == ["batch", game.num_planes + 2, 6, 6]
+    _compare(tmp_path / "g.onnx", model_file, game, 6)
 
 
 def test_export_errors_are_one_line(runner, tmp_path):

@@ -44,6 +44,14 @@ def test_bench_rejects_unknown_game_and_overrides_spec():
     assert pooled.exit_code == 0, pooled.output
     assert json.loads(pooled.stdout.strip().splitlines()[-1])["network"]["global_pool"] is True
     assert "(value hidden 64, global pooling)" in pooled.stdout
+    lined = runner.invoke(main, ["bench", "selfplay", "--game", "gomoku-6x6-4", "--games", "2", "--sims", "2",
+                                 "--moves", "1", "--blocks", "1", "--channels", "8", "--line-planes",
+                                 "--forward-seconds", "0", "--json"])
+    assert lined.exit_code == 0, lined.output
+    assert json.loads(lined.stdout.strip().splitlines()[-1])["network"]["line_planes"] is True
+    refused = runner.invoke(main, ["bench", "selfplay", "--game", "othello-6x6", "--games", "2", "--sims", "2",
+                                   "--moves", "1", "--line-planes", "--forward-seconds", "0"])
+    assert refused.exit_code == 2 and "no lines" in refused.output
 
 
 def test_bench_overlap_both_reports_both_runs_side_by_side():
