@@ -17,9 +17,9 @@ def configured_spec(game_section: GameSection) -> NetworkSpec:
 
 def network_mismatch(layout: DataLayout, game_section: GameSection) -> str | None:
     """A sentence saying that the registry's best model is another network than [game] asks for (a run resumed
-    after a change of blocks, channels, value_hidden, ownership_head, global_pool or line_planes: training goes on from the
-    best model, so its network stays), or None when they agree, when there is no best yet, or when the registry or
-    the best model's file cannot be read (the pipeline's next steps report that with its fix)."""
+    after a change of blocks, channels, value_hidden, ownership_head, global_pool or line_planes: training goes on
+    from the best model, so its network stays), or None when they agree, when there is no best yet, or when the
+    registry or the best model's file cannot be read (the pipeline's next steps report that with its fix)."""
     try:
         best = ModelRegistry(layout.registry_dir, game_name=layout.game_name).best()
         if best is None:

@@ -42,7 +42,8 @@ def bench() -> None:
               help="Override the game's default residual blocks (the pipeline's size, shared/network/spec.py).")
 @click.option("--channels", type=click.IntRange(1, 512), default=None, help="Override the default channel width.")
 @click.option("--global-pool", is_flag=True, help="Global-pooling blocks in the network (game.global_pool).")
-@click.option("--line-planes", is_flag=True, help="The two winning-cell input planes (game.line_planes; in-a-row games).")
+@click.option("--line-planes", is_flag=True,
+              help="The two winning-cell input planes (game.line_planes; in-a-row games).")
 @click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Torch threads on CPU (self-play workers use 1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
@@ -59,8 +60,8 @@ def bench() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Also print the figures as one JSON object on the last line.")
 def selfplay(game_name: str, games: int, sims: int, moves: int, device: str, leaves_per_step: int,
              sequential_moves: int | None, blocks: int | None, channels: int | None, global_pool: bool,
-             line_planes: bool, threads: int, precision: str, overlap: str, cuda_graphs: bool, compile_model: bool, forward_seconds: float,
-             seed: int, as_json: bool) -> None:
+             line_planes: bool, threads: int, precision: str, overlap: str, cuda_graphs: bool, compile_model: bool,
+             forward_seconds: float, seed: int, as_json: bool) -> None:
     """Measure network throughput, batched self-play speed and the speedup over one-game-at-a-time search."""
     from cli.bench.selfplay import BenchSettings, format_report, run_benchmark, with_spec
     from shared.games.base import GameError
