@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from shared.games import make_game
+from tests.games.helpers import longest_line_through
 
 pygomo = pytest.importorskip("pygomo")
 
@@ -31,15 +32,7 @@ def _greedy_move(game, state: np.ndarray, rng: np.random.Generator) -> int:
     board = state[: game.num_cells].reshape(game.height, game.width)
     best, choices = -1, []
     for action in np.flatnonzero(game.legal_mask(state[None])[0]).tolist():
-        row, col = divmod(action, game.width)
-        longest = 0
-        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            run = 1
-            for sign in (1, -1):
-                r, c = row + sign * dr, col + sign * dc
-                while 0 <= r < game.height and 0 <= c < game.width and board[r, c] == me:
-                    run, r, c = run + 1, r + sign * dr, c + sign * dc
-            longest = max(longest, run)
+        longest = longest_line_through(board, *divmod(action, game.width), me)
         if longest > best:
             best, choices = longest, [action]
         elif longest == best:

@@ -1,4 +1,5 @@
-"""Shared helpers for the game tests: batched tree expansion, dedup and recorded random playouts."""
+"""Shared helpers for the game tests: batched tree expansion, dedup, recorded random playouts and a stone-counting
+line reference for in-a-row games."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -66,3 +67,18 @@ def sample_rows(states: np.ndarray, count: int, seed: int) -> np.ndarray:
     if len(states) <= count:
         return states
     return states[np.sort(rng.choice(len(states), size=count, replace=False))]
+
+
+def longest_line_through(board: np.ndarray, row: int, col: int, player: int) -> int:
+    """The longest line of `player`'s stones that a stone of `player` at (row, col) would be part of, counted stone
+    by stone along the four directions: board [H, W] (+1 / -1 stones, 0 empty) -> int >= 1."""
+    height, width = board.shape
+    longest = 0
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        run = 1
+        for sign in (1, -1):
+            r, c = row + sign * dr, col + sign * dc
+            while 0 <= r < height and 0 <= c < width and board[r, c] == player:
+                run, r, c = run + 1, r + sign * dr, c + sign * dc
+        longest = max(longest, run)
+    return longest

@@ -15,44 +15,22 @@ from shared.network.inputs import LINE_PLANES, encode_inputs, has_lines, input_p
 from shared.network.modelfile import ModelFileError
 from shared.network.spec import NetworkError
 from shared.network.training import sample_batch
+from tests.games.helpers import longest_line_through, random_playout, sample_rows
 
 LINES = NetworkSpec(2, 16, 32, line_planes=True)
 
 
 def _random_positions(game, count: int, seed: int) -> np.ndarray:
-    """count [N, S] int16 positions of random games stopped at random plies before their end."""
-    rng = np.random.default_rng(seed)
-    states = game.initial_states(count)
-    stops = rng.integers(0, game.num_cells, size=count)
-    for ply in range(game.num_cells):
-        live = np.flatnonzero((stops > ply) & ~game.is_terminal(states))
-        if live.size == 0:
-            break
-        legal = game.legal_mask(states[live])
-        moves = np.where(legal, rng.random(legal.shape), -1.0).argmax(axis=1)
-        stepped = game.step(states[live], moves)
-        keep = ~game.is_terminal(stepped)
-        states[live[keep]] = stepped[keep]
-    return states
+    """Up to `count` [N, S] int16 non-terminal positions of random games."""
+    positions = random_playout(game, count, seed).all_positions()
+    return sample_rows(positions[~game.is_terminal(positions)], count, seed)
 
 
 def _winning_cells_by_rule(game, state: np.ndarray, player: int) -> set[int]:
-    """Empty cells where a stone of `player` completes n in a row, counted stone by stone along the four lines
-    through the cell (overlines count)."""
+    """Empty cells where a stone of `player` completes n in a row (overlines count), by counting stones."""
     board = state[: game.num_cells].reshape(game.height, game.width)
-    cells = set()
-    for cell in np.flatnonzero(board.ravel() == 0):
-        row, col = divmod(int(cell), game.width)
-        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            run = 1
-            for sign in (1, -1):
-                r, c = row + sign * dr, col + sign * dc
-                while 0 <= r < game.height and 0 <= c < game.width and board[r, c] == player:
-                    run, r, c = run + 1, r + sign * dr, c + sign * dc
-            if run >= game.n_in_row:
-                cells.add(int(cell))
-                break
-    return cells
+    return {int(cell) for cell in np.flatnonzero(board.ravel() == 0)
+            if longest_line_through(board, *divmod(int(cell), game.width), player) >= game.n_in_row}
 
 
 @pytest.mark.parametrize("name", ["tictactoe", "gomoku-6x6-4", "gomoku-15", "connect4"])
