@@ -4,12 +4,15 @@ The bucket and prefix come from the store URL; the endpoint and keys only from t
 AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION (obstore reads them itself). Publication is a create-only
 PUT (If-None-Match: *): the server refuses it when the key exists, and an interrupted upload creates no object.
 Connection failures and 5xx answers are retried by obstore with exponential back-off for up to `outage_s`
-seconds; then StoreUnavailableError says so in one line. Errors never carry credentials.
+seconds (a create-only PUT whose connection broke after it was sent, which obstore does not retry, by this module);
+then StoreUnavailableError says so in one line. Errors never carry credentials.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -72,16 +75,40 @@ class S3ObjectStore:
         return StoreError(f"store request for {key} failed: {code or _first_line(exc)}")
 
     def _put(self, key: str, data, mode: str = "create") -> bool:
+        """One PUT of `data` (bytes or a Path) under `key`; True when it created (or replaced) the object, False when
+        a create-only PUT found the key taken. obstore does not retry a create-only PUT that failed after it was
+        sent (it is not idempotent), so a connection lost then is retried here, until `outage_s` after the first
+        try; a refusal after such a retry is this call's own object when the stored one has these bytes."""
         import obstore
         from obstore import exceptions as obx
 
+        key = check_key(key)
+        deadline, pause, retried = time.monotonic() + self.outage_s, 0.2, False
+        while True:
+            try:
+                obstore.put(self._store, key, data, mode=mode)
+                return True
+            except (obx.AlreadyExistsError, obx.PreconditionError):
+                return retried and self._holds(key, data)
+            except Exception as exc:
+                error = self._translate(exc, key)
+                if not isinstance(error, StoreUnavailableError) or time.monotonic() + pause > deadline:
+                    raise error from None
+            time.sleep(pause)
+            pause, retried = min(pause * 2, 10.0), True
+
+    def _holds(self, key: str, data) -> bool:
+        """Whether the object `key` has exactly the bytes `data` (bytes or a Path): its size and its ETag, the MD5
+        of the content for a single PUT (a store whose ETags are not MD5s answers False)."""
+        import obstore
+
+        content = Path(data).read_bytes() if isinstance(data, Path) else bytes(data)
         try:
-            obstore.put(self._store, check_key(key), data, mode=mode)
-        except (obx.AlreadyExistsError, obx.PreconditionError):
-            return False
+            meta = obstore.head(self._store, key)
         except Exception as exc:
             raise self._translate(exc, key) from None
-        return True
+        etag = (meta.get("e_tag") or "").strip('"')
+        return int(meta["size"]) == len(content) and etag == hashlib.md5(content, usedforsecurity=False).hexdigest()
 
     def put_file(self, key: str, source: Path) -> bool:
         """Publish the file `source` under `key` unless the key exists; True when this call created it."""

@@ -156,3 +156,105 @@ def test_an_outage_is_waited_out_then_reported_in_one_line(tmp_path: Path, monke
             short.get_bytes("before")
     finally:
         server.stop()
+
+
+class _ResettingProxy:
+    """A TCP proxy on loopback in front of the store that resets the client's connection of the next `resets`
+    PUT requests: `when="before"` without passing the request on, `when="after"` once the server has answered it
+    (the object is created, the client never hears so). Every other byte passes through unchanged."""
+
+    def __init__(self, upstream: str, resets: int, when: str) -> None:
+        import socket
+
+        host, port = upstream.removeprefix("http://").rsplit(":", 1)
+        self.upstream, self.resets, self.when = (host, int(port)), resets, when
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.reset_done = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _take_reset(self) -> bool:
+        with self.lock:
+            if self.reset_done < self.resets:
+                self.reset_done += 1
+                return True
+            return False
+
+    @staticmethod
+    def _reset(conn) -> None:
+        """Close `conn` with a TCP reset; the shutdown wakes the other pump's recv on it, which otherwise holds the
+        socket open (and the reset back) until the client gives up."""
+        import socket
+        import struct
+
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.shutdown(socket.SHUT_RD)
+        conn.close()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            state = {"drop_answer": False}
+            threading.Thread(target=self._to_server, args=(client, server, state), daemon=True).start()
+            threading.Thread(target=self._to_client, args=(server, client, state), daemon=True).start()
+
+    def _to_server(self, client, server, state) -> None:
+        try:
+            while chunk := client.recv(1 << 16):
+                if chunk.startswith(b"PUT ") and self._take_reset():
+                    if self.when == "before":
+                        self._reset(client)
+                        server.close()
+                        return
+                    state["drop_answer"] = True
+                server.sendall(chunk)
+        except OSError:
+            pass
+
+    def _to_client(self, server, client, state) -> None:
+        try:
+            while chunk := server.recv(1 << 16):
+                if state["drop_answer"]:
+                    self._reset(client)
+                    server.close()
+                    return
+                client.sendall(chunk)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Stop accepting (the shutdown wakes the accepting thread, which a bare close would leave listening)."""
+        import socket
+
+        self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_connection_reset_during_a_create_only_put_is_retried_and_publishes_once(s3, tmp_path: Path, monkeypatch,
+                                                                                   when: str) -> None:
+    """obstore does not retry a conditional PUT once it was sent (it is not idempotent); the store retries it, and
+    when the first try did create the object (its answer was lost) the retry's refusal is recognised as its own."""
+    proxy = _ResettingProxy(s3.endpoint, resets=2, when=when)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+    try:
+        store = open_store(f"s3://zeroforge-test/reset-{when}", outage_s=30)
+        source = tmp_path / "shard.h5"
+        source.write_bytes(os.urandom(200_000))
+        assert store.put_file("games/a", source) is True
+        assert store.put_bytes("games/b", b"bytes") is True
+        assert proxy.reset_done == 2
+        assert store.put_bytes("games/b", b"other") is False          # a key that exists still refuses
+    finally:
+        proxy.close()
+        monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
+    direct = open_store(f"s3://zeroforge-test/reset-{when}")
+    assert [(o.key, o.size) for o in direct.list("games")] == [("games/a", 200_000), ("games/b", 5)]
+    assert direct.get_bytes("games/b") == b"bytes"
