@@ -60,6 +60,6 @@ def game_defaults(game_name: str) -> dict[str, dict[str, Any]]:
             "— pass --game, or set name in [game] of zeroforge.toml"
         )
     spec = default_network_spec(name)
-    values["game"] = {"name": name, "blocks": spec.blocks, "channels": spec.channels,
+    values["game"] = {**values.get("game", {}), "name": name, "blocks": spec.blocks, "channels": spec.channels,
                       "value_hidden": spec.value_hidden}
     return values

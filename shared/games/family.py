@@ -67,7 +67,8 @@ class GameFamily:
     names_help: what else is accepted after the presets in "valid names: ...", "" when nothing.
     network_size(name) -> (blocks, channels) of the default network for that game name, None if none.
     config_defaults(name) -> the per-game pipeline settings {section: {field: value}} (only fields that differ
-        from the section defaults, without [game]), None when the name has no defaults.
+        from the section defaults; in [game] only the network's optional parts, e.g. line_planes: its name and
+        size come from network_size), None when the name has no defaults.
     default_anchor: the gate's anchor player spec for the family's games, None for the section default.
     root_solver: see `RootSolver`; None when the family has no solver at the root of a move choice.
     opening_plan(game) -> (allowed opening lengths, allowed actions [A] bool) for match openings.

@@ -65,6 +65,19 @@ def test_tictactoe_defaults_are_small():
     assert load_config(PipelineConfig, "connect4", env=None).gate.anchor == "pure-mcts:1000"
 
 
+def test_connect4_alone_takes_line_planes_by_default_and_a_flag_turns_them_off():
+    """The connect4 preset's [game] part (BENCHMARKS "Line planes on Connect Four") merges with the network size;
+    every other preset keeps them off."""
+    from services.initial_model import configured_spec
+
+    connect4 = load_config(PipelineConfig, "connect4", env=None)
+    assert connect4.game.line_planes and (connect4.game.blocks, connect4.game.channels) == (4, 64)
+    assert configured_spec(connect4.game).line_planes
+    assert not load_config(PipelineConfig, "connect4", env=None, overrides={"game.line_planes": False}).game.line_planes
+    assert [game for game in GAME_NAMES if load_config(PipelineConfig, game, env=None).game.line_planes] == \
+        ["connect4"]
+
+
 def test_unknown_game_name_fails():
     with pytest.raises(ConfigError, match=r"game\.name: unknown game 'chess'.*known forms"):
         load_config(PipelineConfig, "chess", env=None)
