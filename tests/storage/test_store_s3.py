@@ -4,6 +4,8 @@ line each, a killed upload leaves no object or the whole one, and an outage is w
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -164,8 +166,6 @@ class _ResettingProxy:
     (the object is created, the client never hears so). Every other byte passes through unchanged."""
 
     def __init__(self, upstream: str, resets: int, when: str) -> None:
-        import socket
-
         host, port = upstream.removeprefix("http://").rsplit(":", 1)
         self.upstream, self.resets, self.when = (host, int(port)), resets, when
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -185,16 +185,11 @@ class _ResettingProxy:
     def _reset(conn) -> None:
         """Close `conn` with a TCP reset; the shutdown wakes the other pump's recv on it, which otherwise holds the
         socket open (and the reset back) until the client gives up."""
-        import socket
-        import struct
-
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         conn.shutdown(socket.SHUT_RD)
         conn.close()
 
     def _accept(self) -> None:
-        import socket
-
         while True:
             try:
                 client, _ = self.listener.accept()
@@ -231,8 +226,6 @@ class _ResettingProxy:
 
     def close(self) -> None:
         """Stop accepting (the shutdown wakes the accepting thread, which a bare close would leave listening)."""
-        import socket
-
         self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
 
