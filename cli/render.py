@@ -55,7 +55,8 @@ def shard_summary(shard: Shard, all_games: bool = False) -> str:
     rows = [[i, int(g["length"]), _result_with_end(g["winner"], info[i])] + ([int(info["plies"][i])] if capped else [])
             for i, g in enumerate(shown)]
     if capped:
-        lines.append("playout caps: moves = the recorded (full-search) positions, plies = the moves played")
+        lines.append("playout caps or random openings: moves = the recorded (full-search) positions, plies = the "
+                     "moves played")
     lines.append(text_table(headers, rows))
     if shard.num_games > len(shown):
         lines.append(f"... {shard.num_games - len(shown)} more games: --all lists them; --index K shows game K")
@@ -126,12 +127,13 @@ def game_json(game, shard: Shard, game_index: int) -> dict[str, Any]:
 
 
 def recorded_part(shard: Shard, game_index: int) -> str:
-    """'' when every ply of the game has its row; else '; playout caps: 7 of 20 plies recorded (...)'."""
+    """'' when every ply of the game has its row; else '; 7 of 20 plies recorded (playout caps or a random
+    opening; ...)'."""
     length, plies = int(shard.games["length"][game_index]), int(shard.game_info["plies"][game_index])
     if length == plies:
         return ""
-    return (f"; playout caps: {length} of {plies} plies recorded (the replay check stops at the first skipped "
-            "ply; rows are numbered by recorded position)")
+    return (f"; {length} of {plies} plies recorded (playout caps or a random opening; the replay check stops at "
+            "the first skipped ply; rows are numbered by recorded position)")
 
 
 def ownership_rows(game, shard: Shard, game_index: int) -> list[str] | None:

@@ -114,17 +114,20 @@ def _check_move(shard: Shard, game_index: int, move: int) -> tuple[slice, int]:
 
 
 def move_json(game, shard: Shard, game_index: int, move: int) -> dict[str, Any]:
-    """Move `move` of game `game_index` as JSON (board as text); `move` = length + 1 is the final position."""
+    """Move `move` of game `game_index` as JSON (board as text); `move` = length + 1 is the final position.
+    moves_played: the plies played before it (the row's true ply: playout caps and random openings leave plies
+    without rows)."""
     rows, length = _check_move(shard, game_index, move)
     winner = int(shard.games["winner"][game_index])
     if move == length + 1:
         final = _final_state(game, shard, game_index)
-        return {"index": game_index, "move_number": move, "final": True, "moves_played": length,
+        return {"index": game_index, "move_number": move, "final": True,
+                "moves_played": int(shard.game_info["plies"][game_index]),
                 "board": _board(game, final), "winner": winner, "result": result_text(winner)}
     row = rows.start + move - 1
     state, pi, info = shard.states[row], shard.pi[row], shard.moves[row]
     played = int(info["action"])
-    return {"index": game_index, "move_number": move, "final": False, "moves_played": move - 1,
+    return {"index": game_index, "move_number": move, "final": False, "moves_played": int(info["move_number"]),
             "side": "X" if game.to_play(state[None])[0] == 1 else "O", "played": game.action_to_str(played),
             "search_value": round(float(info["root_value"]), 4), "z": round(float(shard.z[row]), 4),
             "root_visits": int(info["visit_count"]), "played_visit_share": round(float(pi[played]), 4),
@@ -143,7 +146,7 @@ def move_view(game, shard: Shard, game_index: int, move: int) -> Group:
     row = shard.game_rows(game_index).start + move - 1
     state, pi = shard.states[row], shard.pi[row]
     played = int(shard.moves["action"][row])
-    header = (f"game {game_index}, move {move} ({move - 1} moves played): {data['side']} to move, played "
+    header = (f"game {game_index}, move {move} ({data['moves_played']} moves played): {data['side']} to move, played "
               f"{data['played']}; search value {data['search_value']:+.3f}, z {data['z']:+.0f} (both for "
               f"{data['side']}); {data['root_visits']} root visits")
     parts: list[Any] = [Text(header), Text(data["board"]),

@@ -190,6 +190,17 @@ class SelfPlaySection(Section):
         "moves where there are some, none on proven losing moves while another move is not proven lost (needs "
         "search.solver; the moves played do not change).",
     )
+    random_opening_plies: OptionalPlies = Field(
+        default=None,
+        description='Start self-play games after this many uniformly random legal moves ("2-6", "4" or a list; '
+        'one length drawn per game; none = every game from the start): positions away from the lines the search '
+        'keeps playing. The random moves are played, not searched or recorded; an opening stops before a move '
+        'that would end the game.',
+    )
+    random_opening_fraction: float = Field(
+        default=1.0, gt=0, le=1,
+        description="Share of the self-play games that start with a random opening (with random_opening_plies).",
+    )
 
 
 class TrainSection(Section):

@@ -66,6 +66,8 @@ class SelfPlayServiceConfig(ServiceConfig):
             full_search_fraction=self.selfplay.full_search_fraction,
             fast_simulations=self.selfplay.fast_simulations,
             solved_policy_target=self.selfplay.solved_policy_target,
+            random_opening_plies=self.selfplay.random_opening_plies,
+            random_opening_fraction=self.selfplay.random_opening_fraction,
         )
 
 

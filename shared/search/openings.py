@@ -14,6 +14,9 @@ cyclically: opening i = distinct[i % len(distinct)].
 
 A family may then keep only the openings worth playing (`GameFamily.opening_filter`; e.g. tic-tac-toe keeps
 only openings whose solved value is a draw, so that perfect play never loses a game of a pair).
+
+Self-play openings (`random_opening_states`) are another thing: one fresh random opening per game, batched, for
+self-play games that start away from the lines their search keeps playing (`selfplay.random_opening_plies`).
 """
 from __future__ import annotations
 
@@ -106,3 +109,27 @@ def opening_set(game: Game, count: int, seed: int, plies: tuple[int, ...] | None
     if not distinct:
         raise ArenaError(f"{game.name}: no non-terminal opening of {lengths} plies exists")
     return [list(distinct[i % len(distinct)]) for i in range(count)]
+
+
+def random_opening_states(game: Game, lengths: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Start positions of self-play games, one per entry of lengths [G] int (0 = the initial position): that many
+    uniformly random legal moves from the start, all games at once. A game's opening stops early, at the
+    position before, where its random move would end the game (or it has no legal move), so every returned
+    position is live. Returns (states [G, S] int16, plies [G] int32: the moves each opening played)."""
+    lengths = np.asarray(lengths, np.int64)
+    states = game.initial_states(lengths.shape[0])
+    plies = np.zeros(lengths.shape[0], np.int32)
+    going = lengths > 0
+    for _ in range(int(lengths.max(initial=0))):
+        idx = np.flatnonzero(going)
+        if idx.size == 0:
+            break
+        legal = game.legal_mask(states[idx])                                       # [K, A] bool
+        keys = np.where(legal, rng.random(legal.shape), -1.0)                      # a uniform legal move per row
+        moved = game.step(states[idx], keys.argmax(axis=1))
+        live = legal.any(axis=1) & ~game.is_terminal(moved)
+        states[idx[live]] = moved[live]
+        plies[idx[live]] += 1
+        going[idx[~live]] = False
+        going &= plies < lengths
+    return states, plies

@@ -29,8 +29,15 @@ MCTS-solver's proofs applied (shared.search.action_selection.solved_policy): all
 where there are some, none on proven losing moves while another move is not proven lost. The moves played are the
 same either way (choose_moves already applies the proofs); only the training target changes.
 
-With every option off (no resign threshold, p = 1) no extra random numbers are drawn: the games are exactly
-those of the plain loop for the same seed.
+Random openings (SelfPlayConfig.random_opening_plies, off when None): a share random_opening_fraction of the
+games (one rng draw per game) start after a fresh opening of uniformly random legal moves, its length drawn from
+random_opening_plies per game (shared.search.openings.random_opening_states): positions off the lines the search
+keeps playing. The opening's plies are played, not searched or recorded; the game's rows start at its first
+searched ply (move_number counts the opening's plies, as with playout caps), z is the game's result as usual, and
+the temperature schedule counts plies from the game's start.
+
+With every option off (no resign threshold, p = 1, no random openings) no extra random numbers are drawn: the
+games are exactly those of the plain loop for the same seed.
 
 Gumbel root (SearchConfig.root = "gumbel", shared.search.gumbel): the search draws Gumbel noise at the roots of
 full searches instead of Dirichlet noise, chooses the move itself (argmax of g + logits + sigma(completed Q)
@@ -53,6 +60,7 @@ from shared.games.base import F_PLAYER, F_WINNER, Game
 from shared.search.errors import SearchError
 from shared.search.action_selection import choose_moves, solved_policy
 from shared.search.mcts import BatchedMCTS
+from shared.search.openings import random_opening_states
 from shared.search.types import Evaluator, SearchConfig, SearchResult
 
 
@@ -70,6 +78,8 @@ class SelfPlayConfig:
     full_search_fraction: float = 1.0       # playout caps: P(full, recorded search) per move; 1.0 = always
     fast_simulations: int | None = None     # simulations of a fast search (None = num_simulations // 4, min 1)
     solved_policy_target: bool = False      # record the policy with the solver's proofs applied (solved_policy)
+    random_opening_plies: tuple[int, ...] | None = None   # random-move opening lengths per game; None = none
+    random_opening_fraction: float = 1.0    # share of the games that start with a random opening
 
     def __post_init__(self) -> None:
         problems = []
@@ -82,6 +92,11 @@ class SelfPlayConfig:
         if self.fast_simulations is not None and not 1 <= self.fast_simulations <= self.search.num_simulations:
             problems.append(f"fast_simulations must be in [1, {self.search.num_simulations}] (the full search's "
                             f"simulations) or None (got {self.fast_simulations})")
+        if self.random_opening_plies is not None and (not self.random_opening_plies
+                                                      or min(self.random_opening_plies) < 1):
+            problems.append(f"random_opening_plies must be ply counts >= 1 or None (got {self.random_opening_plies})")
+        if not 0.0 < self.random_opening_fraction <= 1.0:
+            problems.append(f"random_opening_fraction must be in (0, 1] (got {self.random_opening_fraction})")
         if problems:
             raise SearchError("invalid SelfPlayConfig: " + "; ".join(problems))
 
@@ -172,12 +187,19 @@ class _Games:
 
 
 def _new_games(game: Game, num_games: int, config: SelfPlayConfig, rng: np.random.Generator) -> _Games:
-    """Initial positions; with resignation on, each game is resign-disabled with resign_disabled_fraction
-    (one rng draw per game; none when resignation is off, so the default games do not change)."""
+    """Start positions: the initial one, or with random openings on a random opening for a share of the games
+    (two rng draws per game, then the openings' moves); with resignation on, each game is resign-disabled with
+    resign_disabled_fraction (one rng draw per game). No draws for options that are off, so the default games do
+    not change."""
+    states, plies = game.initial_states(num_games), np.zeros(num_games, np.int32)
+    if config.random_opening_plies is not None:
+        opened = rng.random(num_games) < config.random_opening_fraction
+        lengths = np.where(opened, rng.choice(np.asarray(config.random_opening_plies), num_games), 0)
+        states, plies = random_opening_states(game, lengths, rng)
     disabled = np.zeros(num_games, bool)
     if config.resign_threshold is not None:
         disabled = rng.random(num_games) < config.resign_disabled_fraction
-    return _Games(states=game.initial_states(num_games), plies=np.zeros(num_games, np.int32),
+    return _Games(states=states, plies=plies,
                   resign_disabled=disabled, resigned=np.zeros(num_games, bool),
                   would_resign_ply=np.full(num_games, -1, np.int32),
                   would_resign_player=np.zeros(num_games, np.int8))

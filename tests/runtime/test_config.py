@@ -197,6 +197,10 @@ def test_none_strings_and_optional_fields():
         ({"train.value_cut_at_sampled_moves": True, "train.value_target_mix": 0.25}, None),
         ({"train.samples_per_position": 0}, r"train\.samples_per_position: must be > 0"),
         ({"gate.opening_plies": "8-6"}, r"gate\.opening_plies: '8-6' is an empty range; write it low-high"),
+        ({"selfplay.random_opening_plies": "4-2"},
+         r"selfplay\.random_opening_plies: '4-2' is an empty range; write it low-high"),
+        ({"selfplay.random_opening_fraction": 0}, r"selfplay\.random_opening_fraction: must be > 0"),
+        ({"selfplay.random_opening_plies": "2-4", "selfplay.random_opening_fraction": 0.5}, None),
         ({"gate.opening_plies": "six"}, r"gate\.opening_plies: 'six' is not a list of ply counts; write e\.g\. 6-8"),
         ({"gate.opening_plies": [0, 2]}, r"gate\.opening_plies: opening lengths must be 1 to 1000 plies"),
         ({"train.samples_per_position": 2, "train.min_steps": 1501}, r"min_steps \(1501\) must be <= steps_per_generation"),
@@ -284,9 +288,11 @@ def test_only_go_resigns_by_default_and_selfplay_config_carries_the_options():
         assert load_config(PipelineConfig, name, env=None).selfplay.resign_threshold is None
     cfg = load_config(PipelineConfig, "connect4", env=None, overrides={
         "selfplay.resign_threshold": -0.8, "selfplay.resign_disabled_fraction": 0.2,
-        "selfplay.full_search_fraction": 0.25, "selfplay.fast_simulations": 10, "selfplay.solved_policy_target": True})
+        "selfplay.full_search_fraction": 0.25, "selfplay.fast_simulations": 10, "selfplay.solved_policy_target": True,
+        "selfplay.random_opening_plies": "2-4", "selfplay.random_opening_fraction": 0.5})
     sp = cfg.selfplay_service().selfplay_config()
     assert (sp.resign_threshold, sp.resign_disabled_fraction, sp.full_search_fraction, sp.fast_simulations,
             sp.solved_policy_target) == (-0.8, 0.2, 0.25, 10, True)
+    assert (sp.random_opening_plies, sp.random_opening_fraction) == ((2, 3, 4), 0.5)
     assert load_config(PipelineConfig, "connect4", env=None).selfplay_service().selfplay_config() \
         .fast_search_simulations == 16                              # 64 // 4

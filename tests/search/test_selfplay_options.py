@@ -1,4 +1,5 @@
-"""Self-play options: resignation (with the false-resignation measurement) and playout cap randomisation."""
+"""Self-play options: resignation (with the false-resignation measurement), playout cap randomisation and random
+openings."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,10 @@ from shared.games import make_game
 from shared.games.base import F_PLAYER, F_WINNER
 from shared.search import SearchConfig, SearchError, SearchResult, SelfPlayConfig, play_selfplay_games
 from shared.search.mcts import BatchedMCTS
+from shared.search.openings import random_opening_states
 from shared.search.selfplay import _new_games, _resignations
 from shared.shards.gameinfo import game_info_from_records, resign_counts
+from shared.shards.validate import validate_records
 from tests.search.helpers import HashEvaluator
 
 
@@ -188,3 +191,45 @@ def test_both_options_with_overlapped_game_groups() -> None:
     np.testing.assert_array_equal(rec.z, rec.results[rec.game_id] * to_move)
     resigner = rec.would_resign_player[rec.resigned]
     np.testing.assert_array_equal(rec.results[rec.resigned], -resigner)   # the resigner's opponent won
+
+
+def test_random_openings_start_every_game_off_the_start_and_record_from_its_first_search() -> None:
+    game = make_game("connect4")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=8), temperature_moves=4, random_opening_plies=(3,))
+    rec = play_selfplay_games(game, HashEvaluator(game, seed=3), 16, config, np.random.default_rng(4))
+    validate_records(game, rec)                                        # a valid shard's rows
+    firsts = np.flatnonzero(np.diff(rec.game_id, prepend=-1) != 0)
+    assert firsts.size == 16 and (rec.move_number[firsts] == 3).all()
+    assert ((rec.states[firsts, : game.num_cells] != 0).sum(axis=1) == 3).all()   # three discs on the board
+    assert len({rec.states[i, : game.num_cells].tobytes() for i in firsts}) > 8    # the openings differ
+    assert (rec.game_lengths == rec.plies - 3).all()                   # every searched ply recorded, none before
+    to_move = rec.states[:, game.num_cells + F_PLAYER]
+    np.testing.assert_array_equal(rec.z, rec.results[rec.game_id] * to_move)
+
+
+def test_random_opening_fraction_and_lengths_per_game() -> None:
+    game = make_game("tictactoe")
+    config = SelfPlayConfig(search=SearchConfig(num_simulations=4), random_opening_plies=(1, 2),
+                            random_opening_fraction=0.5)
+    rec = play_selfplay_games(game, HashEvaluator(game, seed=1), 200, config, np.random.default_rng(2))
+    first = rec.move_number[np.flatnonzero(np.diff(rec.game_id, prepend=-1) != 0)]
+    counts = np.bincount(first, minlength=3)
+    assert counts.sum() == 200 and 70 < counts[0] < 130                # half the games from the start (100, sd 7)
+    assert counts[1] > 25 and counts[2] > 25                           # the others 1 or 2 random moves (50 each)
+
+
+def test_random_opening_states_never_end_a_game() -> None:
+    game = make_game("tictactoe")
+    lengths = np.array([9] * 300 + [0, 4])
+    states, plies = random_opening_states(game, lengths, np.random.default_rng(5))
+    assert not game.is_terminal(states).any()
+    assert (plies[:300] <= 8).all() and (plies[:300] >= 4).all() and plies[300:].tolist() == [0, 4]
+    np.testing.assert_array_equal((states[:, : game.num_cells] != 0).sum(axis=1), plies)
+    np.testing.assert_array_equal(states[300], game.initial_states(1)[0])
+
+
+def test_random_opening_settings_are_checked() -> None:
+    with pytest.raises(SearchError, match="random_opening_plies must be ply counts >= 1"):
+        SelfPlayConfig(search=SearchConfig(), random_opening_plies=(0, 2))
+    with pytest.raises(SearchError, match="random_opening_fraction must be in"):
+        SelfPlayConfig(search=SearchConfig(), random_opening_plies=(2,), random_opening_fraction=0.0)
