@@ -114,20 +114,19 @@ def opening_set(game: Game, count: int, seed: int, plies: tuple[int, ...] | None
 def random_opening_states(game: Game, lengths: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Start positions of self-play games, one per entry of lengths [G] int (0 = the initial position): that many
     uniformly random legal moves from the start, all games at once. A game's opening stops early, at the
-    position before, where its random move would end the game (or it has no legal move), so every returned
-    position is live. Returns (states [G, S] int16, plies [G] int32: the moves each opening played)."""
+    position before, where its random move would end the game, so every returned position is live (and a live
+    position always has a legal move). Returns (states [G, S] int16, plies [G] int32: the moves each opening
+    played)."""
     lengths = np.asarray(lengths, np.int64)
     states = game.initial_states(lengths.shape[0])
     plies = np.zeros(lengths.shape[0], np.int32)
     going = lengths > 0
-    for _ in range(int(lengths.max(initial=0))):
+    while going.any():
         idx = np.flatnonzero(going)
-        if idx.size == 0:
-            break
         legal = game.legal_mask(states[idx])                                       # [K, A] bool
         keys = np.where(legal, rng.random(legal.shape), -1.0)                      # a uniform legal move per row
         moved = game.step(states[idx], keys.argmax(axis=1))
-        live = legal.any(axis=1) & ~game.is_terminal(moved)
+        live = ~game.is_terminal(moved)
         states[idx[live]] = moved[live]
         plies[idx[live]] += 1
         going[idx[~live]] = False
