@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,16 +56,30 @@ def _env() -> dict[str, str]:
     return env
 
 
+#: HTTP answers a Prefect server gives while it is briefly busy (its SQLite database locked by a background
+#: service answers 503); Prefect's own client retries these, and so do the calls below.
+_RETRIED_STATUS = (429, 502, 503)
+
+
+def _request(request: urllib.request.Request | str) -> Any:
+    """The JSON answer to `request`, retried with a growing pause (about 30 s in all) on a busy server's answers."""
+    for attempt in range(8):
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            if error.code not in _RETRIED_STATUS or attempt == 7:
+                raise
+            time.sleep(0.25 * 2 ** attempt)
+
+
 def _post(api: str, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(f"{api}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(request, timeout=20) as response:
-        return json.loads(response.read())
+    return _request(urllib.request.Request(f"{api}{path}", data=json.dumps(body).encode(),
+                                           headers={"Content-Type": "application/json"}, method="POST"))
 
 
 def _get(api: str, path: str) -> Any:
-    with urllib.request.urlopen(f"{api}{path}", timeout=20) as response:
-        return json.loads(response.read())
+    return _request(f"{api}{path}")
 
 
 def _start_ui(data: Path, *options: str) -> tuple[subprocess.Popen, str]:
