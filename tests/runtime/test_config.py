@@ -65,9 +65,9 @@ def test_tictactoe_defaults_are_small():
     assert load_config(PipelineConfig, "connect4", env=None).gate.anchor == "pure-mcts:1000"
 
 
-def test_connect4_alone_takes_line_planes_by_default_and_a_flag_turns_them_off():
-    """The connect4 preset's [game] part (BENCHMARKS "Line planes on Connect Four") merges with the network size;
-    every other preset keeps them off."""
+def test_connect4_and_large_gomoku_boards_take_line_planes_by_default_and_a_flag_turns_them_off():
+    """The connect4 preset's [game] part (BENCHMARKS "Line planes on Connect Four") and Gomoku's above 11x11
+    ("Line planes on gomoku-15") merge with the network size; every other preset keeps them off."""
     from services.initial_model import configured_spec
 
     connect4 = load_config(PipelineConfig, "connect4", env=None)
@@ -75,7 +75,9 @@ def test_connect4_alone_takes_line_planes_by_default_and_a_flag_turns_them_off()
     assert configured_spec(connect4.game).line_planes
     assert not load_config(PipelineConfig, "connect4", env=None, overrides={"game.line_planes": False}).game.line_planes
     assert [game for game in GAME_NAMES if load_config(PipelineConfig, game, env=None).game.line_planes] == \
-        ["connect4"]
+        ["connect4", "gomoku-15"]
+    for name, expected in (("gomoku-13x13-5", True), ("gomoku-11x11-5", False), ("gomoku-11x13-5", True)):
+        assert load_config(PipelineConfig, name, env=None).game.line_planes is expected, name
 
 
 def test_unknown_game_name_fails():
