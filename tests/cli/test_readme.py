@@ -50,9 +50,9 @@ ILLUSTRATIVE = {
     "gate.simulations=16 --set gate.jobs=8 --set gate.anchor=none":
         "a 15x15 training run until stopped (its settings are those of the run below)",
     ".venv/bin/zeroforge run --game gomoku-15 --workers 1 --max-hours 0.8 --set pipeline.seed=1 --set "
-    "game.line_planes=true --set search.root=gumbel --set search.simulations=16 --set game.blocks=4 --set game.channels=48 --set "
-    "selfplay.games_per_job=128 --set selfplay.jobs_per_generation=2 --set train.samples_per_position=4 --set "
-    "train.torch_threads=1 --set gate.simulations=16 --set gate.jobs=8 --set gate.anchor=none":
+    "game.line_planes=true --set search.root=gumbel --set search.simulations=16 --set game.blocks=4 --set "
+    "game.channels=48 --set selfplay.games_per_job=128 --set selfplay.jobs_per_generation=2 --set "
+    "train.samples_per_position=4 --set train.torch_threads=1 --set gate.simulations=16 --set gate.jobs=8 --set gate.anchor=none":
         "the shipped 15x15 model's training run (three sittings, 113 minutes)",
     ".venv/bin/zeroforge models strength":
         "needs a finished generation, which no example before it trains (tests/cli/test_models_registry.py and "
